@@ -13,6 +13,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
   defaultReleaseBranch: 'main',
   packageManager: javascript.NodePackageManager.NPM,
   projenrcTs: true,
+  tsconfigDevFile: 'tsconfig.dev.json',
 
   // Peer floor: see README "Compatibility". 2.276.0 is the first aws-cdk-lib release we build and
   // test against (TableV2 point-in-time recovery specification, Node.js 22 runtime, cdk-nag 3).

@@ -1,1 +1,141 @@
-export const handler = async () => ({});
+/**
+ * The sync function: a thin handler around the sync engine.
+ *
+ * - EventBridge Scheduled Event, or `{}` → full sync.
+ * - "AWS API Call via CloudTrail" for a Bedrock prompt → sync that prompt.
+ * - CloudFormation custom resource (deploy time) → full sync, answered through the ResponseURL.
+ *
+ * SDK clients come from the standard environment, so `AWS_ENDPOINT_URL_DYNAMODB` and
+ * `AWS_ENDPOINT_URL_BEDROCK_AGENT` point the bundled handler at local stand-ins.
+ */
+import { BedrockAgentClient } from '@aws-sdk/client-bedrock-agent';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DEFAULT_METRICS_NAMESPACE, Env } from '../schema';
+import { sendCfnResponse } from './cfn-response';
+import { SyncEngine, SyncReport } from './engine';
+import { CustomResourceEvent, classify } from './events';
+import { emfRecord } from './metrics';
+import { PromptSourceReader } from './source';
+import { BedrockPromptSource } from './sources/bedrock';
+import { DirectoryPromptSource } from './sources/directory';
+
+const dynamoDBClient = new DynamoDBClient({ maxAttempts: 6 });
+let bedrockClient: BedrockAgentClient | undefined;
+
+/** Options the construct passes in `PROMPT_SERVING_SOURCE_OPTIONS`. */
+interface SourceOptions {
+  readonly path?: string;
+  readonly promptIds?: string[];
+  readonly version?: 'LATEST' | 'DRAFT';
+  readonly maxRequestsPerSecond?: number;
+}
+
+/** A sync that must be retried (the invocation fails, so Lambda retries it and then dead-letters it). */
+export class SyncRetryableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SyncRetryableError';
+  }
+}
+
+export async function handler(event: unknown): Promise<SyncReport | { ignored: string }> {
+  const request = classify(event);
+  switch (request.kind) {
+    case 'ignored':
+      log('info', 'event ignored', { reason: request.reason });
+      return { ignored: request.reason };
+    case 'custom-resource':
+      return onCustomResource(request.event);
+    case 'full':
+      return run('full sync', (engine) => engine.fullSync(), { trigger: request.trigger });
+    case 'prompt': {
+      const allowed = sourceOptions().promptIds;
+      if (allowed && !allowed.includes(request.promptId)) {
+        const reason = `prompt ${request.promptId} is outside the configured promptIds`;
+        log('info', 'event ignored', { reason });
+        return { ignored: reason };
+      }
+      const report = await run('prompt sync', (engine) => engine.syncPrompt(request.promptId), {
+        promptId: request.promptId, eventName: request.eventName,
+      });
+      const retryable = report.failures.find((f) => f.retryable);
+      if (retryable) throw new SyncRetryableError(`prompt ${retryable.id} failed: ${retryable.reason}`);
+      return report;
+    }
+  }
+}
+
+async function onCustomResource(event: CustomResourceEvent): Promise<SyncReport | { ignored: string }> {
+  const physicalId = event.PhysicalResourceId ?? `${requireEnv(Env.tableName)}-sync`;
+  if (event.RequestType === 'Delete') {
+    await sendCfnResponse(event, { Status: 'SUCCESS', PhysicalResourceId: physicalId });
+    return { ignored: 'custom resource deleted: nothing to do (the table keeps its data)' };
+  }
+  let report: SyncReport;
+  try {
+    report = await run('deploy-time full sync', (engine) => engine.fullSync(), { trigger: 'deploy' });
+  } catch (err) {
+    await sendCfnResponse(event, { Status: 'FAILED', Reason: `sync failed: ${(err as Error).message}`, PhysicalResourceId: physicalId });
+    throw err;
+  }
+  await sendCfnResponse(event, {
+    Status: 'SUCCESS',
+    PhysicalResourceId: physicalId,
+    Data: { Written: report.written, Unchanged: report.unchanged, Deleted: report.deleted, Failed: report.failed },
+  });
+  return report;
+}
+
+async function run(what: string, sync: (engine: SyncEngine) => Promise<SyncReport>, context: Record<string, unknown>): Promise<SyncReport> {
+  const tableName = requireEnv(Env.tableName);
+  const engine = new SyncEngine({ dynamoDBClient, tableName, source: createSource() });
+  try {
+    const report = await sync(engine);
+    console.log(JSON.stringify(emfRecord(process.env[Env.metricsNamespace] ?? DEFAULT_METRICS_NAMESPACE, tableName, report)));
+    log(report.failed > 0 ? 'warn' : 'info', `${what} finished`, { ...context, report });
+    return report;
+  } catch (err) {
+    log('error', `${what} failed`, { ...context, error: (err as Error).message, name: (err as Error).name });
+    throw err;
+  }
+}
+
+function createSource(): PromptSourceReader {
+  const type = requireEnv(Env.sourceType);
+  const options = sourceOptions();
+  if (type === 'directory') {
+    if (!options.path) throw new Error(`${Env.sourceOptions} must hold a "path" for a directory source`);
+    return new DirectoryPromptSource(options.path);
+  }
+  if (type === 'bedrock') {
+    bedrockClient ??= new BedrockAgentClient({});
+    return new BedrockPromptSource({
+      client: bedrockClient,
+      promptIds: options.promptIds,
+      version: options.version,
+      maxRequestsPerSecond: options.maxRequestsPerSecond,
+    });
+  }
+  throw new Error(`${Env.sourceType} must be "bedrock" or "directory", got ${JSON.stringify(type)}`);
+}
+
+function sourceOptions(): SourceOptions {
+  const raw = process.env[Env.sourceOptions];
+  if (!raw) return {};
+  try {
+    return JSON.parse(raw) as SourceOptions;
+  } catch (err) {
+    throw new Error(`${Env.sourceOptions} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** The value of an environment variable the construct sets; fails naming it when missing. */
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`environment variable ${name} is not set (the PromptServingTable construct sets it)`);
+  return value;
+}
+
+function log(level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown>): void {
+  console.log(JSON.stringify({ level, message, ...fields }));
+}

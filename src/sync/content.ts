@@ -1,0 +1,132 @@
+/**
+ * Validation and item building for prompt content (schema v1). Pure: no I/O.
+ */
+import { Item, itemSize, toItem } from '../ddb-codec';
+import {
+  Attr,
+  CURRENT,
+  MAX_ITEM_BYTES,
+  PromptContent,
+  SCHEMA_VERSION,
+  STATUS_ACTIVE,
+  TEMPLATE_CHAT,
+  TEMPLATE_TEXT,
+  canonicalJson,
+  isValidPromptId,
+  templateVariables,
+  versionKey,
+} from '../schema';
+
+/** Why `content` cannot be served, or `undefined` when it is well formed. */
+export function contentProblem(id: string, content: PromptContent): string | undefined {
+  if (!isValidPromptId(id)) return `invalid prompt id ${JSON.stringify(id)}: ids are 1-1024 characters and must not start with '#'`;
+  if (content === null || typeof content !== 'object' || Array.isArray(content)) return 'content must be an object';
+  const type = content.template_type;
+  if (type === TEMPLATE_TEXT) {
+    if (typeof content.text !== 'string' || content.text.length === 0) return 'a TEXT prompt needs a non-empty `text`';
+  } else if (type === TEMPLATE_CHAT) {
+    if (!Array.isArray(content.messages) || content.messages.length === 0) return 'a CHAT prompt needs a non-empty `messages` list';
+    if (content.system !== undefined && !Array.isArray(content.system)) return '`system` must be a list';
+  } else {
+    return `\`template_type\` must be ${TEMPLATE_TEXT} or ${TEMPLATE_CHAT}, got ${JSON.stringify(type)}`;
+  }
+  const vars = content.input_variables;
+  if (vars !== undefined && (!Array.isArray(vars) || vars.some((v) => typeof v !== 'string'))) {
+    return '`input_variables` must be a list of names';
+  }
+  if (content.model_id !== undefined && typeof content.model_id !== 'string') return '`model_id` must be a string';
+  const config = content.inference_config;
+  if (config !== undefined && (config === null || typeof config !== 'object' || Array.isArray(config))) {
+    return '`inference_config` must be a map';
+  }
+  try {
+    canonicalJson(content);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return undefined;
+}
+
+/** Every `{{name}}` used by a TEXT or CHAT template. */
+export function variablesUsed(content: PromptContent): string[] {
+  const parts: string[] = [];
+  if (typeof content.text === 'string') parts.push(content.text);
+  for (const list of [content.messages, content.system]) {
+    if (Array.isArray(list)) parts.push(JSON.stringify(list));
+  }
+  return templateVariables(parts.join('\n'));
+}
+
+/** Metadata common to a version item and the pointer that copies it. */
+export interface VersionMetadata {
+  readonly versionNumber: number;
+  readonly checksum: string;
+  readonly source: string;
+  readonly sourceVersion: string;
+  readonly sourceUpdatedAt?: string;
+  readonly syncedAt: string;
+}
+
+/** Pointer-only metadata. */
+export interface PointerMetadata extends VersionMetadata {
+  readonly latestVersionNumber: number;
+  readonly sourceChecksum: string;
+  readonly sourceRevision: string;
+  /** When the sync read the source (µs ISO-8601): orders racing syncs. */
+  readonly sourceReadAt?: string;
+  readonly activatedAt?: string;
+  readonly activatedBy?: string;
+}
+
+/** The immutable version item `v000001…`. */
+export function versionItem(id: string, content: PromptContent, meta: VersionMetadata): Item {
+  return toItem({
+    ...content,
+    [Attr.promptId]: id,
+    [Attr.version]: versionKey(meta.versionNumber),
+    [Attr.versionNumber]: meta.versionNumber,
+    [Attr.checksum]: meta.checksum,
+    [Attr.source]: meta.source,
+    [Attr.sourceVersion]: meta.sourceVersion,
+    [Attr.sourceUpdatedAt]: meta.sourceUpdatedAt,
+    [Attr.syncedAt]: meta.syncedAt,
+    [Attr.schemaVersion]: SCHEMA_VERSION,
+  });
+}
+
+/** The `CURRENT` pointer: a full copy of the active version plus bookkeeping. */
+export function pointerItem(id: string, content: PromptContent, meta: PointerMetadata): Item {
+  return toItem({
+    ...content,
+    [Attr.promptId]: id,
+    [Attr.version]: CURRENT,
+    [Attr.versionNumber]: meta.versionNumber,
+    [Attr.latestVersionNumber]: meta.latestVersionNumber,
+    [Attr.checksum]: meta.checksum,
+    [Attr.status]: STATUS_ACTIVE,
+    [Attr.source]: meta.source,
+    [Attr.sourceVersion]: meta.sourceVersion,
+    [Attr.sourceChecksum]: meta.sourceChecksum,
+    [Attr.sourceRevision]: meta.sourceRevision,
+    [Attr.sourceUpdatedAt]: meta.sourceUpdatedAt,
+    [Attr.sourceReadAt]: meta.sourceReadAt,
+    [Attr.syncedAt]: meta.syncedAt,
+    [Attr.activatedAt]: meta.activatedAt,
+    [Attr.activatedBy]: meta.activatedBy,
+    [Attr.schemaVersion]: SCHEMA_VERSION,
+  });
+}
+
+/** Why an item cannot be stored (over DynamoDB's 400 KB), or `undefined`. */
+export function sizeProblem(item: Item): string | undefined {
+  const size = itemSize(item);
+  return size > MAX_ITEM_BYTES
+    ? `item is ${size} bytes, over DynamoDB's ${MAX_ITEM_BYTES}-byte (400 KB) item limit; shorten the prompt or move large data out of it`
+    : undefined;
+}
+
+/** Content with `input_variables` filled in from the template when the source did not declare them. */
+export function normalizeContent(content: PromptContent): PromptContent {
+  if (content.input_variables !== undefined) return content;
+  return { ...content, input_variables: variablesUsed(content) };
+}

@@ -1,0 +1,287 @@
+/**
+ * The sync engine: source → canonicalise → checksum → compare with the table → write only what changed.
+ *
+ * Thin handlers call `fullSync()` (schedule, deploy) or `syncPrompt(id)` (a CloudTrail event). No Lambda
+ * types here, so it runs the same in tests, the demo and the function.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Attr, PromptContent, STATUS_ACTIVE, STATUS_DELETED, bloomMightContain, checksum } from '../schema';
+import { contentProblem, pointerItem, sizeProblem, versionItem } from './content';
+import { FetchResult, PromptSourceReader, SourcePrompt, SourceReadError, SourceSummary } from './source';
+import { PointerState, ServingTableStore } from './store';
+
+/** Prompts fetched and written at once (source calls are paced by the source itself). */
+export const DEFAULT_SYNC_CONCURRENCY = 8;
+/** Times a prompt is re-read and re-decided after losing a conditional write to a concurrent writer. */
+const MAX_CONFLICT_RETRIES = 5;
+
+export interface SyncEngineOptions {
+  readonly dynamoDBClient: DynamoDBClient;
+  readonly tableName: string;
+  readonly source: PromptSourceReader;
+  /** @default DEFAULT_SYNC_CONCURRENCY */
+  readonly concurrency?: number;
+  /** Clock for `synced_at`. @default () => new Date() */
+  readonly now?: () => Date;
+}
+
+/** A prompt that could not be synced, and why. `retryable` failures (throttling, network) may heal on retry. */
+export interface SyncFailure {
+  readonly id: string;
+  readonly reason: string;
+  readonly retryable: boolean;
+}
+
+export interface SyncReport {
+  readonly mode: 'full' | 'prompt';
+  /** Prompts the source listed (full) or the one asked for (prompt). */
+  readonly scanned: number;
+  readonly unchanged: number;
+  readonly written: number;
+  readonly deleted: number;
+  readonly failed: number;
+  readonly writtenIds: string[];
+  readonly deletedIds: string[];
+  readonly failures: SyncFailure[];
+  /** Listed prompts the source has nothing to serve for yet (e.g. no numbered version). */
+  readonly skipped: { id: string; reason: string }[];
+  readonly catalogUpdated: boolean;
+  readonly sourceCalls: Record<string, number>;
+  readonly sourceThrottles: number;
+  readonly durationMs: number;
+}
+
+type Outcome =
+  | { kind: 'unchanged' }
+  | { kind: 'written'; membership: boolean }
+  | { kind: 'deleted' }
+  | { kind: 'skipped'; reason: string }
+  | { kind: 'failed'; reason: string; retryable: boolean };
+
+export class SyncEngine {
+  private readonly store: ServingTableStore;
+  private readonly source: PromptSourceReader;
+  private readonly concurrency: number;
+  private readonly now: () => Date;
+
+  constructor(options: SyncEngineOptions) {
+    this.store = new ServingTableStore(options.dynamoDBClient, options.tableName);
+    this.source = options.source;
+    this.concurrency = options.concurrency ?? DEFAULT_SYNC_CONCURRENCY;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * Reconciles the whole table with the source: new and changed prompts are written, unchanged ones cost
+   * a compare, prompts gone from the source are marked DELETED, and the catalog is rebuilt when membership
+   * changed. Throws only when the source cannot be listed at all.
+   */
+  async fullSync(): Promise<SyncReport> {
+    const started = Date.now();
+    const listing = await this.source.list();
+    const ids = listing.prompts.map((p) => p.id);
+    const unreadable = listing.failures.map((f) => f.id);
+    const [pointers, catalog] = await Promise.all([
+      this.store.getPointers([...ids, ...unreadable]),
+      this.store.getCatalog(),
+    ]);
+
+    const outcomes = new Map<string, Outcome>();
+    for (const failure of listing.failures) {
+      outcomes.set(failure.id, { kind: 'failed', reason: failure.reason, retryable: false });
+    }
+    await forEachLimit(listing.prompts, this.concurrency, async (summary) => {
+      outcomes.set(summary.id, await this.syncOne(summary.id, summary, pointers.get(summary.id)));
+    });
+
+    // Deletions: any ACTIVE pointer the source no longer lists. The catalog's count tells whether there
+    // can be one without scanning: listed ACTIVE pointers == catalog count means none is missing.
+    const activeListed = [...ids, ...unreadable].filter((id) => pointers.get(id)?.status === STATUS_ACTIVE);
+    const catalogTrusted = catalog !== undefined && catalog.count === activeListed.length
+      && activeListed.every((id) => bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
+    if (!catalogTrusted) {
+      const keep = new Set([...ids, ...unreadable]);
+      const gone = (await this.store.scanActiveIds()).filter((id) => !keep.has(id));
+      const goneStates = await this.store.getPointers(gone);
+      await forEachLimit([...goneStates.values()], this.concurrency, async (state) => {
+        outcomes.set(state.id, await this.deleteOne(state));
+      });
+    }
+
+    const membershipChanged = !catalogTrusted || [...outcomes.values()].some(changesMembership);
+    const catalogUpdated = membershipChanged ? await this.store.rebuildCatalog(this.timestamp()) : false;
+    return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started);
+  }
+
+  /** Syncs one prompt (e.g. after a CloudTrail event): written, unchanged, or marked DELETED. */
+  async syncPrompt(id: string): Promise<SyncReport> {
+    const started = Date.now();
+    const pointer = await this.store.getPointer(id);
+    const outcome = await this.syncOne(id, undefined, pointer);
+    const catalogUpdated = changesMembership(outcome) ? await this.store.rebuildCatalog(this.timestamp()) : false;
+    return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started);
+  }
+
+  private async syncOne(id: string, summary: SourceSummary | undefined, pointer: PointerState | undefined): Promise<Outcome> {
+    if (summary && pointer?.status === STATUS_ACTIVE && pointer.sourceRevision === summary.revision) {
+      return { kind: 'unchanged' };
+    }
+    const readAt = readClock();
+    let fetched: FetchResult;
+    try {
+      fetched = await this.source.fetch(id, summary, pointer && {
+        sourceVersion: pointer.sourceVersion, sourceRevision: pointer.sourceRevision,
+      });
+    } catch (err) {
+      return failure(err);
+    }
+    if (fetched.kind === 'prompt') {
+      const problem = contentProblem(id, fetched.prompt.content);
+      if (problem) return { kind: 'failed', reason: problem, retryable: false };
+    }
+    try {
+      for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
+        if (attempt > 0) pointer = await this.store.getPointer(id);
+        const outcome = await this.apply(id, fetched, readAt, pointer);
+        if (outcome !== 'conflict') return outcome;
+      }
+      return { kind: 'failed', reason: `lost ${MAX_CONFLICT_RETRIES + 1} conditional writes to concurrent writers`, retryable: true };
+    } catch (err) {
+      return failure(err);
+    }
+  }
+
+  /**
+   * Decides and performs the one write (if any) that brings `pointer` in line with what the source held at
+   * `readAt`. A sync that read the source before the pointer's last writer did never overwrites it.
+   */
+  private async apply(id: string, fetched: FetchResult, readAt: string, pointer: PointerState | undefined): Promise<Outcome | 'conflict'> {
+    if (isOlder(readAt, pointer?.sourceReadAt)) return { kind: 'unchanged' };
+    if (fetched.kind === 'not-found') {
+      if (pointer?.status !== STATUS_ACTIVE) return { kind: 'skipped', reason: fetched.reason ?? 'not found at the source' };
+      return (await this.store.markDeleted(pointer, this.timestamp(), readAt)) === 'written' ? { kind: 'deleted' } : 'conflict';
+    }
+    if (fetched.kind === 'unchanged') {
+      if (!pointer || pointer.status !== STATUS_ACTIVE || pointer.sourceRevision === fetched.revision) return { kind: 'unchanged' };
+      const outcome = await this.store.updateSourceMetadata(pointer, {
+        [Attr.sourceRevision]: fetched.revision, [Attr.sourceReadAt]: readAt,
+      });
+      return outcome === 'written' ? { kind: 'unchanged' } : 'conflict';
+    }
+    const prompt = fetched.prompt;
+    const sum = checksum(prompt.content);
+    if (pointer?.status === STATUS_ACTIVE && (sum === pointer.sourceChecksum || sum === pointer.checksum)) {
+      // The source's content has not changed since the last sync, or is already what is served: keep what
+      // is served (this is what leaves an operator's rollback in place) and only note the source's revision.
+      if (sum === pointer.sourceChecksum && prompt.revision === pointer.sourceRevision) return { kind: 'unchanged' };
+      const outcome = await this.store.updateSourceMetadata(pointer, {
+        [Attr.sourceChecksum]: sum,
+        [Attr.sourceRevision]: prompt.revision,
+        [Attr.sourceVersion]: prompt.sourceVersion,
+        [Attr.sourceUpdatedAt]: prompt.updatedAt,
+        [Attr.sourceReadAt]: readAt,
+      });
+      return outcome === 'written' ? { kind: 'unchanged' } : 'conflict';
+    }
+    return this.writeNewVersion(id, prompt, sum, readAt, pointer);
+  }
+
+  private async writeNewVersion(id: string, prompt: SourcePrompt, sum: string, readAt: string, pointer: PointerState | undefined): Promise<Outcome | 'conflict'> {
+    const versionNumber = (pointer?.latestVersionNumber ?? 0) + 1;
+    const meta = {
+      versionNumber,
+      checksum: sum,
+      source: this.source.name,
+      sourceVersion: prompt.sourceVersion,
+      sourceUpdatedAt: prompt.updatedAt,
+      syncedAt: this.timestamp(),
+    };
+    const content: PromptContent = prompt.content;
+    const version = versionItem(id, content, meta);
+    const current = pointerItem(id, content, {
+      ...meta, latestVersionNumber: versionNumber, sourceChecksum: sum, sourceRevision: prompt.revision, sourceReadAt: readAt,
+    });
+    const tooBig = sizeProblem(current);
+    if (tooBig) return { kind: 'failed', reason: tooBig, retryable: false };
+    const outcome = await this.store.writeVersion(version, current, pointer);
+    return outcome === 'written' ? { kind: 'written', membership: pointer?.status !== STATUS_ACTIVE } : 'conflict';
+  }
+
+  private async deleteOne(state: PointerState): Promise<Outcome> {
+    let pointer: PointerState | undefined = state;
+    for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES && pointer?.status === STATUS_ACTIVE; attempt++) {
+      if ((await this.store.markDeleted(pointer, this.timestamp(), readClock())) === 'written') return { kind: 'deleted' };
+      pointer = await this.store.getPointer(state.id);
+    }
+    return pointer?.status === STATUS_DELETED ? { kind: 'unchanged' } : failure(new Error('pointer kept changing while marking it DELETED'));
+  }
+
+  private timestamp(): string {
+    return this.now().toISOString();
+  }
+
+  private report(mode: SyncReport['mode'], scanned: number, outcomes: Map<string, Outcome>, catalogUpdated: boolean, started: number): SyncReport {
+    const writtenIds: string[] = [];
+    const deletedIds: string[] = [];
+    const failures: SyncFailure[] = [];
+    const skipped: { id: string; reason: string }[] = [];
+    let unchanged = 0;
+    for (const [id, o] of outcomes) {
+      if (o.kind === 'written') writtenIds.push(id);
+      else if (o.kind === 'deleted') deletedIds.push(id);
+      else if (o.kind === 'failed') failures.push({ id, reason: o.reason, retryable: o.retryable });
+      else if (o.kind === 'skipped') skipped.push({ id, reason: o.reason });
+      else unchanged++;
+    }
+    const stats = this.source.stats();
+    return {
+      mode,
+      scanned,
+      unchanged,
+      written: writtenIds.length,
+      deleted: deletedIds.length,
+      failed: failures.length,
+      writtenIds,
+      deletedIds,
+      failures,
+      skipped,
+      catalogUpdated,
+      sourceCalls: stats.calls,
+      sourceThrottles: stats.throttles,
+      durationMs: Date.now() - started,
+    };
+  }
+}
+
+function changesMembership(o: Outcome): boolean {
+  return (o.kind === 'written' && o.membership) || o.kind === 'deleted';
+}
+
+/**
+ * Wall-clock time with microseconds (`2026-11-30T03:00:00.123456Z`): fixed width, so later times sort
+ * later as text, in DynamoDB and here. Orders syncs by when they read the source.
+ */
+export function readClock(): string {
+  const micros = Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  const iso = new Date(Math.floor(micros / 1000)).toISOString();
+  return iso.slice(0, 23) + String(micros % 1000).padStart(3, '0') + 'Z';
+}
+
+/** `a` is known to be strictly older than `b` (fixed-width ISO-8601 strings compare as text). */
+function isOlder(a: string | undefined, b: string | undefined): boolean {
+  return a !== undefined && b !== undefined && a < b;
+}
+
+function failure(err: unknown): Outcome {
+  const reason = err instanceof Error ? err.message : String(err);
+  return { kind: 'failed', reason, retryable: !(err instanceof SourceReadError) };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  });
+  await Promise.all(workers);
+}

@@ -1,0 +1,160 @@
+/**
+ * Prompts-as-code: a directory of prompt files shipped with the CDK app (see README "Prompts as code").
+ *
+ * - `*.md`: optional YAML front matter between `---` lines; the body is the TEXT template.
+ * - `*.yaml` / `*.yml` / `*.json`: one prompt object in the wire contract's words (`text` or `messages`,
+ *   `system`, `input_variables`, `model_id`, `inference_config`, any further keys are kept).
+ * - The id is the `id` field, else the file's path below the directory without its extension
+ *   (`support/greeting.md` → `support/greeting`). Files and folders starting with `.` or `_`, and
+ *   `README.md`, are ignored.
+ */
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT, isValidPromptId } from '../../schema';
+import { variablesUsed } from '../content';
+import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceStats } from '../source';
+
+/** File extensions read as prompts. */
+export const PROMPT_FILE_EXTENSIONS = ['.md', '.yaml', '.yml', '.json'] as const;
+
+/** camelCase spellings people write, mapped to the wire contract's keys. */
+const KEY_ALIASES: Record<string, string> = {
+  templateType: 'template_type',
+  inputVariables: 'input_variables',
+  modelId: 'model_id',
+  inferenceConfig: 'inference_config',
+  inferenceConfiguration: 'inference_config',
+};
+
+const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/;
+
+export class DirectoryPromptSource implements PromptSourceReader {
+  readonly name = 'directory';
+  private readonly prompts = new Map<string, SourcePrompt>();
+  private reads = 0;
+
+  constructor(private readonly root: string) {}
+
+  async list(): Promise<SourceListing> {
+    this.prompts.clear();
+    const failures: SourceFailure[] = [];
+    const files = new Map<string, string>(); // id → file, to report duplicates
+    for (const file of await promptFiles(this.root)) {
+      const rel = path.relative(this.root, file).split(path.sep).join('/');
+      const fallbackId = rel.replace(/\.[^.]+$/, '');
+      let prompt: SourcePrompt;
+      try {
+        this.reads++;
+        prompt = parsePromptFile(rel, fallbackId, await fs.readFile(file));
+      } catch (err) {
+        failures.push({ id: fallbackId, reason: `${rel}: ${(err as Error).message}` });
+        continue;
+      }
+      const other = files.get(prompt.id);
+      if (other) {
+        failures.push({ id: prompt.id, reason: `${rel}: prompt id ${JSON.stringify(prompt.id)} is already used by ${other}` });
+        continue;
+      }
+      files.set(prompt.id, rel);
+      this.prompts.set(prompt.id, prompt);
+    }
+    return {
+      prompts: [...this.prompts.values()].map((p) => ({ id: p.id, revision: p.revision })),
+      failures,
+    };
+  }
+
+  async fetch(id: string): Promise<FetchResult> {
+    if (this.prompts.size === 0) await this.list();
+    const prompt = this.prompts.get(id);
+    return prompt ? { kind: 'prompt', prompt } : { kind: 'not-found', reason: 'no file defines this prompt id' };
+  }
+
+  stats(): SourceStats {
+    return { calls: { ReadFile: this.reads }, throttles: 0 };
+  }
+}
+
+/** Prompt files below `root`, sorted, skipping hidden and `_`-prefixed entries and README.md. */
+export async function promptFiles(root: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await fs.readdir(dir, { withFileTypes: true });
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else if (entry.isFile() && isPromptFile(entry.name)) out.push(full);
+    }
+  };
+  await walk(root);
+  return out;
+}
+
+export function isPromptFile(name: string): boolean {
+  return name.toLowerCase() !== 'readme.md'
+    && (PROMPT_FILE_EXTENSIONS as readonly string[]).includes(path.extname(name).toLowerCase());
+}
+
+/** Parses one file into a prompt; throws an Error whose message says what is wrong. */
+export function parsePromptFile(rel: string, fallbackId: string, bytes: Buffer): SourcePrompt {
+  const text = bytes.toString('utf8');
+  const ext = path.extname(rel).toLowerCase();
+  let doc: unknown;
+  let body: string | undefined;
+  if (ext === '.md') {
+    const m = FRONT_MATTER.exec(text);
+    doc = m ? parseYaml(m[1]) ?? {} : {};
+    body = (m ? m[2] : text).replace(/^(\r?\n)+/, '').trimEnd();
+  } else if (ext === '.json') {
+    doc = JSON.parse(text);
+  } else {
+    doc = parseYaml(text);
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new Error(ext === '.md' ? 'front matter must be a YAML mapping' : 'the file must hold one prompt object');
+  }
+  const fields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(doc)) fields[KEY_ALIASES[k] ?? k] = v;
+  const id = fields.id ?? fallbackId;
+  delete fields.id;
+  if (!isValidPromptId(id)) throw new Error(`invalid prompt id ${JSON.stringify(id)}: use 1-1024 characters not starting with '#'`);
+  if (body !== undefined) {
+    if (fields.text !== undefined) throw new Error('give the template either as the Markdown body or as `text`, not both');
+    if (body.length > 0) fields.text = body;
+  }
+  const content = toContent(fields);
+  const digest = 'sha256:' + createHash('sha256').update(bytes).digest('hex');
+  return { id, content, sourceVersion: digest.slice(0, 19), revision: digest };
+}
+
+function toContent(fields: Record<string, unknown>): PromptContent {
+  const content: Record<string, unknown> = { ...fields };
+  content.template_type ??= fields.messages !== undefined ? TEMPLATE_CHAT : TEMPLATE_TEXT;
+  if (fields.messages !== undefined) {
+    if (!Array.isArray(fields.messages)) throw new Error('`messages` must be a list');
+    content.messages = fields.messages.map(toMessage);
+  }
+  if (fields.system !== undefined) content.system = toTextBlocks(fields.system, '`system`');
+  content.input_variables ??= variablesUsed(content as PromptContent);
+  return content as PromptContent;
+}
+
+/** `{ role, content: "Hi {{name}}" }` → Bedrock's `{ role, content: [{ text }] }`. */
+function toMessage(message: unknown, i: number): JsonValue {
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) {
+    throw new Error(`messages[${i}] must be a mapping with \`role\` and \`content\``);
+  }
+  const { role, content, ...rest } = message as Record<string, unknown>;
+  if (typeof role !== 'string') throw new Error(`messages[${i}].role must be a string (user or assistant)`);
+  return { ...(rest as Record<string, JsonValue>), role, content: toTextBlocks(content, `messages[${i}].content`) };
+}
+
+/** A string, a list of strings, or a list of `{ text }` blocks → a list of blocks. */
+function toTextBlocks(value: unknown, what: string): JsonValue[] {
+  const list = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list)) throw new Error(`${what} must be a string or a list`);
+  return list.map((block) => (typeof block === 'string' ? { text: block } : block as JsonValue));
+}

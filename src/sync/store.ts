@@ -1,0 +1,355 @@
+/**
+ * The serving table's write side: pointer reads, guarded version writes, deletion marks and the catalog.
+ * Every write that moves a pointer is conditioned on the pointer still holding what the caller read, so a
+ * stale writer gets `'conflict'` (and re-reads) instead of overwriting something newer.
+ */
+import {
+  BatchGetItemCommand,
+  BatchGetItemCommandOutput,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { Item, fromItem, toItem } from '../ddb-codec';
+import {
+  Attr,
+  CATALOG_ID,
+  CURRENT,
+  PARTITION_KEY,
+  PromptStatus,
+  SCHEMA_VERSION,
+  SORT_KEY,
+  STATUS_ACTIVE,
+  STATUS_DELETED,
+  bloomBuild,
+  bloomParameters,
+  parseVersionKey,
+  versionKey,
+} from '../schema';
+
+/** BatchGetItem takes at most 100 keys per call. */
+const BATCH_GET_MAX_KEYS = 100;
+/** Attempts at draining UnprocessedKeys before giving up. */
+const BATCH_GET_MAX_ATTEMPTS = 8;
+const BACKOFF_BASE_MS = 50;
+const BACKOFF_CAP_MS = 2_000;
+
+/** What the engine needs to know about a pointer to decide (never the content). */
+export interface PointerState {
+  readonly id: string;
+  readonly status: PromptStatus;
+  readonly versionNumber: number;
+  readonly latestVersionNumber: number;
+  readonly checksum: string;
+  readonly sourceChecksum?: string;
+  readonly sourceRevision?: string;
+  readonly sourceUpdatedAt?: string;
+  readonly sourceReadAt?: string;
+  readonly sourceVersion?: string;
+}
+
+/** The catalog item: a Bloom filter of every ACTIVE prompt id. */
+export interface Catalog {
+  readonly bloom: Uint8Array;
+  readonly bits: number;
+  readonly hashes: number;
+  readonly count: number;
+  readonly revision: number;
+}
+
+export type WriteOutcome = 'written' | 'conflict';
+
+const POINTER_STATE_ATTRIBUTES = [
+  Attr.promptId, Attr.status, Attr.versionNumber, Attr.latestVersionNumber, Attr.checksum, Attr.sourceChecksum,
+  Attr.sourceRevision, Attr.sourceUpdatedAt, Attr.sourceReadAt, Attr.sourceVersion,
+];
+const PROJECTION = {
+  ProjectionExpression: POINTER_STATE_ATTRIBUTES.map((_, i) => `#p${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(POINTER_STATE_ATTRIBUTES.map((a, i) => [`#p${i}`, a])),
+};
+
+export class ServingTableStore {
+  constructor(private readonly client: DynamoDBClient, readonly tableName: string) {}
+
+  /** One pointer's state, read strongly consistently (used before retrying a conflicting write). */
+  async getPointer(id: string): Promise<PointerState | undefined> {
+    const out = await this.client.send(new GetItemCommand({
+      TableName: this.tableName, Key: pointerKey(id), ConsistentRead: true, ...PROJECTION,
+    }));
+    return out.Item ? toPointerState(out.Item) : undefined;
+  }
+
+  /** Pointer states of `ids`, 100 keys per BatchGetItem, retrying UnprocessedKeys with jittered backoff. */
+  async getPointers(ids: readonly string[]): Promise<Map<string, PointerState>> {
+    const found = new Map<string, PointerState>();
+    for (let start = 0; start < ids.length; start += BATCH_GET_MAX_KEYS) {
+      let keys: Item[] | undefined = ids.slice(start, start + BATCH_GET_MAX_KEYS).map(pointerKey);
+      for (let attempt = 0; keys && keys.length > 0; attempt++) {
+        if (attempt >= BATCH_GET_MAX_ATTEMPTS) {
+          throw new Error(`BatchGetItem left ${keys.length} keys unprocessed after ${BATCH_GET_MAX_ATTEMPTS} attempts`);
+        }
+        if (attempt > 0) await sleep(backoff(attempt));
+        const out: BatchGetItemCommandOutput = await this.client.send(new BatchGetItemCommand({
+          RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ...PROJECTION } },
+        }));
+        for (const item of out.Responses?.[this.tableName] ?? []) {
+          const state = toPointerState(item);
+          found.set(state.id, state);
+        }
+        keys = out.UnprocessedKeys?.[this.tableName]?.Keys;
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Writes a new immutable version and points `CURRENT` at a full copy of it, in one transaction:
+   * the version item must not exist, and the pointer must still be as `expected` (or absent).
+   */
+  async writeVersion(versionItem: Item, pointerItem: Item, expected: PointerState | undefined): Promise<WriteOutcome> {
+    try {
+      await this.client.send(new TransactWriteItemsCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: versionItem,
+              ConditionExpression: 'attribute_not_exists(#pk)',
+              ExpressionAttributeNames: { '#pk': PARTITION_KEY },
+            },
+          },
+          { Put: { TableName: this.tableName, Item: pointerItem, ...pointerGuard(expected) } },
+        ],
+      }));
+      return 'written';
+    } catch (err) {
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
+  }
+
+  /** Replaces the pointer (e.g. to activate an older version) if it is still as `expected`. */
+  async putPointer(pointerItem: Item, expected: PointerState): Promise<WriteOutcome> {
+    return this.guarded(new PutItemCommand({ TableName: this.tableName, Item: pointerItem, ...pointerGuard(expected) }));
+  }
+
+  /** Records what the source now holds without touching served content (no new version). */
+  async updateSourceMetadata(expected: PointerState, fields: Record<string, string | undefined>): Promise<WriteOutcome> {
+    const guard = pointerGuard(expected);
+    const names: Record<string, string> = { ...guard.ExpressionAttributeNames };
+    const values: Item = { ...guard.ExpressionAttributeValues };
+    const sets: string[] = [];
+    Object.entries(fields).forEach(([attr, value], i) => {
+      if (value === undefined) return;
+      names[`#f${i}`] = attr;
+      values[`:f${i}`] = { S: value };
+      sets.push(`#f${i} = :f${i}`);
+    });
+    return this.guarded(new UpdateItemCommand({
+      TableName: this.tableName,
+      Key: pointerKey(expected.id),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: guard.ConditionExpression,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    }));
+  }
+
+  /**
+   * Marks a pointer DELETED (history kept; readers get not-found). `source_read_at` records when the sync
+   * saw the prompt gone, so a slower sync still holding its last content cannot bring it back.
+   */
+  async markDeleted(expected: PointerState, syncedAt: string, readAt: string): Promise<WriteOutcome> {
+    const guard = pointerGuard(expected);
+    return this.guarded(new UpdateItemCommand({
+      TableName: this.tableName,
+      Key: pointerKey(expected.id),
+      UpdateExpression: 'SET #status = :deleted, #synced = :synced, #read = :read',
+      ConditionExpression: guard.ConditionExpression,
+      ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, '#synced': Attr.syncedAt, '#read': Attr.sourceReadAt },
+      ExpressionAttributeValues: {
+        ...guard.ExpressionAttributeValues, ':deleted': { S: STATUS_DELETED }, ':synced': { S: syncedAt }, ':read': { S: readAt },
+      },
+    }));
+  }
+
+  /** Ids of every ACTIVE pointer: a strongly consistent Scan (only run when catalog membership changes). */
+  async scanActiveIds(): Promise<string[]> {
+    const ids: string[] = [];
+    let startKey: Item | undefined;
+    do {
+      const out = await this.client.send(new ScanCommand({
+        TableName: this.tableName,
+        ConsistentRead: true,
+        ProjectionExpression: '#pk',
+        FilterExpression: '#sk = :current AND #status = :active',
+        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#status': Attr.status },
+        ExpressionAttributeValues: { ':current': { S: CURRENT }, ':active': { S: STATUS_ACTIVE } },
+        ExclusiveStartKey: startKey,
+      }));
+      for (const item of out.Items ?? []) {
+        const id = item[PARTITION_KEY]?.S;
+        if (id !== undefined && id !== CATALOG_ID) ids.push(id);
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return ids;
+  }
+
+  async getCatalog(): Promise<Catalog | undefined> {
+    const out = await this.client.send(new GetItemCommand({
+      TableName: this.tableName, Key: pointerKey(CATALOG_ID), ConsistentRead: true,
+    }));
+    if (!out.Item) return undefined;
+    const c = fromItem(out.Item);
+    return {
+      bloom: c[Attr.bloom] as Uint8Array,
+      bits: c[Attr.bloomBits] as number,
+      hashes: c[Attr.bloomHashes] as number,
+      count: c[Attr.count] as number,
+      revision: (c[Attr.revision] as number | undefined) ?? 0,
+    };
+  }
+
+  /**
+   * Rebuilds the catalog from the ACTIVE pointers. Optimistic: read revision, scan, write conditioned on
+   * the revision, retry on conflict — so concurrent syncs never drop each other's ids. Returns whether the
+   * item was rewritten (it is left alone when membership did not change).
+   */
+  async rebuildCatalog(syncedAt: string, maxAttempts = 5): Promise<boolean> {
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      if (attempt > 0) await sleep(backoff(attempt));
+      const current = await this.getCatalog();
+      const ids = await this.scanActiveIds();
+      const { bits, hashes } = bloomParameters(ids.length);
+      const bloom = bloomBuild(ids, bits, hashes);
+      if (current && current.count === ids.length && current.bits === bits && current.hashes === hashes
+        && Buffer.from(current.bloom).equals(Buffer.from(bloom))) {
+        return false;
+      }
+      const revision = (current?.revision ?? 0) + 1;
+      const outcome = await this.guarded(new PutItemCommand({
+        TableName: this.tableName,
+        Item: toItem({
+          [PARTITION_KEY]: CATALOG_ID,
+          [SORT_KEY]: CURRENT,
+          [Attr.bloom]: bloom,
+          [Attr.bloomBits]: bits,
+          [Attr.bloomHashes]: hashes,
+          [Attr.count]: ids.length,
+          [Attr.revision]: revision,
+          [Attr.syncedAt]: syncedAt,
+          [Attr.schemaVersion]: SCHEMA_VERSION,
+        }),
+        ConditionExpression: current ? '#rev = :rev' : 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: current ? { '#rev': Attr.revision } : { '#pk': PARTITION_KEY },
+        ExpressionAttributeValues: current ? { ':rev': { N: String(current.revision) } } : undefined,
+      }));
+      if (outcome === 'written') return true;
+    }
+    throw new Error(`catalog rebuild kept conflicting with concurrent syncs after ${maxAttempts} attempts`);
+  }
+
+  /** A full item (pointer or version) as a plain object, strongly consistent. */
+  async getItem(id: string, version: string): Promise<Record<string, unknown> | undefined> {
+    const out = await this.client.send(new GetItemCommand({
+      TableName: this.tableName, Key: { [PARTITION_KEY]: { S: id }, [SORT_KEY]: { S: version } }, ConsistentRead: true,
+    }));
+    return out.Item ? fromItem(out.Item) : undefined;
+  }
+
+  /** Version numbers of a prompt's history, oldest first (a Query on the partition). */
+  async listVersionNumbers(id: string): Promise<number[]> {
+    const numbers: number[] = [];
+    let startKey: Item | undefined;
+    do {
+      const out = await this.client.send(new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: '#pk = :id AND begins_with(#sk, :v)',
+        ProjectionExpression: '#sk',
+        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
+        ExpressionAttributeValues: { ':id': { S: id }, ':v': { S: 'v' } },
+        ExclusiveStartKey: startKey,
+      }));
+      for (const item of out.Items ?? []) {
+        const n = parseVersionKey(item[SORT_KEY]?.S ?? '');
+        if (n !== undefined) numbers.push(n);
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return numbers;
+  }
+
+  private async guarded(command: PutItemCommand | UpdateItemCommand): Promise<WriteOutcome> {
+    try {
+      await this.client.send(command as any);
+      return 'written';
+    } catch (err) {
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
+  }
+}
+
+export function pointerKey(id: string): Item {
+  return { [PARTITION_KEY]: { S: id }, [SORT_KEY]: { S: CURRENT } };
+}
+
+export function versionItemKey(id: string, n: number): Item {
+  return { [PARTITION_KEY]: { S: id }, [SORT_KEY]: { S: versionKey(n) } };
+}
+
+/** Condition: the pointer is absent (expected undefined) or still holds the numbers and status read. */
+function pointerGuard(expected: PointerState | undefined) {
+  if (!expected) {
+    return { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } as Record<string, string>, ExpressionAttributeValues: undefined as Item | undefined };
+  }
+  return {
+    ConditionExpression: '#vn = :vn AND #lvn = :lvn AND #status = :status',
+    ExpressionAttributeNames: { '#vn': Attr.versionNumber, '#lvn': Attr.latestVersionNumber, '#status': Attr.status } as Record<string, string>,
+    ExpressionAttributeValues: {
+      ':vn': { N: String(expected.versionNumber) },
+      ':lvn': { N: String(expected.latestVersionNumber) },
+      ':status': { S: expected.status },
+    } as Item | undefined,
+  };
+}
+
+function toPointerState(item: Item): PointerState {
+  const p = fromItem(item);
+  return {
+    id: p[Attr.promptId] as string,
+    status: p[Attr.status] as PromptStatus,
+    versionNumber: p[Attr.versionNumber] as number,
+    latestVersionNumber: (p[Attr.latestVersionNumber] as number | undefined) ?? (p[Attr.versionNumber] as number),
+    checksum: p[Attr.checksum] as string,
+    sourceChecksum: p[Attr.sourceChecksum] as string | undefined,
+    sourceRevision: p[Attr.sourceRevision] as string | undefined,
+    sourceUpdatedAt: p[Attr.sourceUpdatedAt] as string | undefined,
+    sourceReadAt: p[Attr.sourceReadAt] as string | undefined,
+    sourceVersion: p[Attr.sourceVersion] as string | undefined,
+  };
+}
+
+/** A failed condition or a transaction that lost to a concurrent one: re-read and decide again. */
+function isConflict(err: unknown): boolean {
+  const name = (err as { name?: string })?.name;
+  if (name === 'ConditionalCheckFailedException' || name === 'TransactionConflictException') return true;
+  if (name === 'TransactionCanceledException') {
+    const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    return reasons.some((r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict');
+  }
+  return false;
+}
+
+export function backoff(attempt: number): number {
+  return Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
