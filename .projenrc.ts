@@ -55,6 +55,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
 
   jestOptions: {
     updateSnapshot: UpdateSnapshot.NEVER,
+    passWithNoTests: false,
     jestConfig: {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
@@ -80,16 +81,34 @@ const project = new awscdk.AwsCdkConstructLibrary({
 project.package.addField('exports', {
   '.': { types: './lib/index.d.ts', default: './lib/index.js' },
   './runtime': { types: './lib/runtime/index.d.ts', default: './lib/runtime/index.js' },
+  './admin': { types: './lib/admin/index.d.ts', default: './lib/admin/index.js' },
   './package.json': './package.json',
   './.jsii': './.jsii',
 });
 project.package.addField('typesVersions', {
-  '*': { runtime: ['lib/runtime/index.d.ts'] },
+  '*': { runtime: ['lib/runtime/index.d.ts'], admin: ['lib/admin/index.d.ts'] },
 });
 // Non-jsii runtime dependencies of the runtime client and sync handler: optional so jsii accepts them,
 // installed by npm by default, already present in the Lambda Node.js runtime.
 project.package.addField('optionalDependencies', {
   '@aws-sdk/client-dynamodb': '^3.600.0',
+});
+
+// Rollback CLI (`npx cdk-prompt-serving activate …`).
+project.addBins({ 'cdk-prompt-serving': 'lib/cli/index.js' });
+
+// README examples must compile (rosetta strict), so they cannot drift from the API.
+project.package.addField('jsiiRosetta', { strict: true });
+const rosetta = project.addTask('rosetta:extract', {
+  description: 'Compile and translate the README examples (strict: a broken example fails the build)',
+  exec: 'jsii-rosetta extract --compile --fail',
+});
+project.postCompileTask.spawn(rosetta);
+
+// The main job on a fresh machine: a local end-to-end run on embedded DynamoDB Local.
+project.addTask('demo', {
+  description: 'End-to-end demo on DynamoDB Local and a simulated Bedrock (see README)',
+  exec: 'tsx scripts/demo.ts',
 });
 
 // `npm test` must work on a fresh checkout: the construct references bundled handler assets.
