@@ -22,12 +22,12 @@ async function main(): Promise<void> {
   const tableName = await createServingTable(ddb, 'bench-sync');
   // The fill runs with the stand-in's quota lifted (1000 first copies at 5 req/s would take ~7 minutes);
   // the no-change and 10-changed syncs run under Bedrock's real 10 req/s quota and the default pace.
-  const fillStandIn = new BedrockStandIn({ requestsPerSecond: 100_000 });
-  await fillStandIn.start();
-  const ids = seedPublished(fillStandIn, PROMPTS);
+  const standIn = new BedrockStandIn({ requestsPerSecond: 100_000 });
+  await standIn.start();
+  const ids = seedPublished(standIn, PROMPTS);
   const bedrockCalls = new CallCounter();
 
-  const run = async (label: string, standIn: BedrockStandIn, pace: number): Promise<SyncReport> => {
+  const run = async (label: string, pace: number): Promise<SyncReport> => {
     counter.reset();
     bedrockCalls.reset();
     standIn.reset();
@@ -49,19 +49,17 @@ async function main(): Promise<void> {
   };
 
   console.log(`Sync of ${PROMPTS} Bedrock prompts (stand-in) into DynamoDB Local ${local.endpoint}`);
-  await run('fill (quota lifted)', fillStandIn, 100_000);
-  // Same prompts, now behind Bedrock's real quota: move the stand-in's state by re-seeding is not
-  // possible, so the real-quota runs reuse the same server with its quota window enforced.
-  (fillStandIn as any).requestsPerSecond = 10;
-  await run(`no change (10 req/s quota, pace ${DEFAULT_MAX_REQUESTS_PER_SECOND}/s)`, fillStandIn, DEFAULT_MAX_REQUESTS_PER_SECOND);
+  await run('fill (quota lifted)', 100_000);
+  standIn.setRequestsPerSecond(10); // from here on, Bedrock's real quota
+  await run(`no change (10 req/s quota, pace ${DEFAULT_MAX_REQUESTS_PER_SECOND}/s)`, DEFAULT_MAX_REQUESTS_PER_SECOND);
   for (const id of ids.slice(0, CHANGED)) {
-    fillStandIn.updateDraft(id, textDraft(`changed-${id}`, `Changed text about {{topic}} (${id})`));
-    fillStandIn.createVersion(id);
+    standIn.updateDraft(id, textDraft(`changed-${id}`, `Changed text about {{topic}} (${id})`));
+    standIn.createVersion(id);
   }
-  await run(`${CHANGED} changed (10 req/s quota)`, fillStandIn, DEFAULT_MAX_REQUESTS_PER_SECOND);
+  await run(`${CHANGED} changed (10 req/s quota)`, DEFAULT_MAX_REQUESTS_PER_SECOND);
   console.log(`For scale: copying all ${PROMPTS} prompts with GetPrompt at the full 10 req/s quota takes ${PROMPTS / 10} s of the account's whole budget.`);
 
-  await fillStandIn.stop();
+  await standIn.stop();
   ddb.destroy();
   await local.stop();
 }

@@ -206,6 +206,7 @@ export function templateVariables(template: string): string[] {
 /** `{{ name }}`: letters, digits, `_`, `-` and `.`; spaces inside the braces are allowed. */
 export const TEMPLATE_VARIABLE = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
 
+/* eslint-disable no-bitwise -- the Bloom filter's bit layout is part of the wire contract */
 // ---------------------------------------------------------------------------------------------------------
 // Bloom filter catalog
 // ---------------------------------------------------------------------------------------------------------

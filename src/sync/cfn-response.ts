@@ -1,6 +1,6 @@
 /** Answers a CloudFormation custom resource request through its pre-signed S3 URL. */
-import * as https from 'node:https';
 import * as http from 'node:http';
+import * as https from 'node:https';
 import type { CustomResourceEvent } from './events';
 
 export interface CfnResponse {

@@ -133,7 +133,7 @@ export class SyncEngine {
         sourceVersion: pointer.sourceVersion, sourceRevision: pointer.sourceRevision,
       });
     } catch (err) {
-      return failure(err);
+      return failedOutcome(err);
     }
     if (fetched.kind === 'prompt') {
       const problem = contentProblem(id, fetched.prompt.content);
@@ -147,7 +147,7 @@ export class SyncEngine {
       }
       return { kind: 'failed', reason: `lost ${MAX_CONFLICT_RETRIES + 1} conditional writes to concurrent writers`, retryable: true };
     } catch (err) {
-      return failure(err);
+      return failedOutcome(err);
     }
   }
 
@@ -213,7 +213,7 @@ export class SyncEngine {
       if ((await this.store.markDeleted(pointer, this.timestamp(), readClock())) === 'written') return { kind: 'deleted' };
       pointer = await this.store.getPointer(state.id);
     }
-    return pointer?.status === STATUS_DELETED ? { kind: 'unchanged' } : failure(new Error('pointer kept changing while marking it DELETED'));
+    return pointer?.status === STATUS_DELETED ? { kind: 'unchanged' } : failedOutcome(new Error('pointer kept changing while marking it DELETED'));
   }
 
   private timestamp(): string {
@@ -272,9 +272,9 @@ function isOlder(a: string | undefined, b: string | undefined): boolean {
   return a !== undefined && b !== undefined && a < b;
 }
 
-function failure(err: unknown): Outcome {
+function failedOutcome(err: unknown): Outcome {
   const reason = err instanceof Error ? err.message : String(err);
-  return { kind: 'failed', reason, retryable: !(err instanceof SourceReadError) };
+  return { kind: 'failed', reason, retryable: err instanceof SourceReadError ? err.retryable : true };
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */

@@ -80,10 +80,16 @@ export interface PromptSourceReader {
   stats(): SourceStats;
 }
 
-/** A prompt the source holds but cannot be served (malformed, unsupported, unreadable). */
+/**
+ * A prompt the source holds but cannot be served. `retryable` says whether trying again may help
+ * (throttling, a network error) or not (malformed, unsupported, access denied).
+ */
 export class SourceReadError extends Error {
-  constructor(readonly promptId: string, message: string, options?: { cause?: unknown }) {
+  readonly retryable: boolean;
+
+  constructor(readonly promptId: string, message: string, options?: { cause?: unknown; retryable?: boolean }) {
     super(message, options);
     this.name = 'SourceReadError';
+    this.retryable = options?.retryable ?? false;
   }
 }

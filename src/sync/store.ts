@@ -262,6 +262,17 @@ export class ServingTableStore {
     return out.Item ? fromItem(out.Item) : undefined;
   }
 
+  /**
+   * The whole pointer as a plain object together with the state a guarded write conditions on, from one
+   * strongly consistent read (an operator's activation copies fields of the pointer it replaces).
+   */
+  async getPointerItem(id: string): Promise<{ state: PointerState; item: Record<string, unknown> } | undefined> {
+    const out = await this.client.send(new GetItemCommand({
+      TableName: this.tableName, Key: pointerKey(id), ConsistentRead: true,
+    }));
+    return out.Item ? { state: toPointerState(out.Item), item: fromItem(out.Item) } : undefined;
+  }
+
   /** Version numbers of a prompt's history, oldest first (a Query on the partition). */
   async listVersionNumbers(id: string): Promise<number[]> {
     const numbers: number[] = [];

@@ -108,7 +108,8 @@ function createSource(): PromptSourceReader {
     return new DirectoryPromptSource(options.path);
   }
   if (type === 'bedrock') {
-    bedrockClient ??= new BedrockAgentClient({});
+    // One retry policy: the source paces, backs off and retries throttled calls itself.
+    bedrockClient ??= new BedrockAgentClient({ maxAttempts: 1 });
     return new BedrockPromptSource({
       client: bedrockClient,
       promptIds: options.promptIds,

@@ -1,8 +1,8 @@
 /** Creates serving tables in DynamoDB Local with the construct's key schema (schema v1). */
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { PARTITION_KEY, SORT_KEY } from '../../src/schema';
 import { setLocalAwsEnvironment } from './dynamodb-local';
+import { PARTITION_KEY, SORT_KEY } from '../../src/schema';
 
 /** Endpoint of the DynamoDB Local started by the jest global setup (or by the demo/bench). */
 export function localEndpoint(): string {

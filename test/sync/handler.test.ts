@@ -55,6 +55,7 @@ afterEach(async () => {
 /** Loads a fresh copy of the bundle (its SDK clients read the environment at load time, as in Lambda). */
 function loadHandler(): (event: unknown) => Promise<any> {
   let handler: any;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh module instance per test
   jest.isolateModules(() => { handler = require(ASSET).handler; });
   return handler;
 }
@@ -157,8 +158,13 @@ describe('deploy-time custom resource', () => {
   afterEach(() => new Promise<void>((r) => server.close(() => r())));
 
   const request = (RequestType: string) => ({
-    RequestType, ResponseURL: responseUrl, StackId: 'stack', RequestId: 'req-1', LogicalResourceId: 'InitialSync',
-    ResourceType: 'Custom::PromptSync', ResourceProperties: { ServiceToken: 'arn' },
+    RequestType,
+    ResponseURL: responseUrl,
+    StackId: 'stack',
+    RequestId: 'req-1',
+    LogicalResourceId: 'InitialSync',
+    ResourceType: 'Custom::PromptSync',
+    ResourceProperties: { ServiceToken: 'arn' },
   });
 
   test('Create runs a full sync and answers SUCCESS with the counts', async () => {
@@ -170,8 +176,12 @@ describe('deploy-time custom resource', () => {
     expect(responses).toEqual([{
       method: 'PUT',
       body: expect.objectContaining({
-        Status: 'SUCCESS', RequestId: 'req-1', LogicalResourceId: 'InitialSync', StackId: 'stack',
-        PhysicalResourceId: `${tableName}-sync`, Data: { Written: 3, Unchanged: 0, Deleted: 0, Failed: 0 },
+        Status: 'SUCCESS',
+        RequestId: 'req-1',
+        LogicalResourceId: 'InitialSync',
+        StackId: 'stack',
+        PhysicalResourceId: `${tableName}-sync`,
+        Data: { Written: 3, Unchanged: 0, Deleted: 0, Failed: 0 },
       }),
     }]);
   });

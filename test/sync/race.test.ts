@@ -6,7 +6,8 @@ import { ServingTableStore } from '../../src/sync/store';
 import { MemorySource, textPrompt } from '../support/memory-source';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
-/** Deterministic pseudo-random numbers, so a failing seed can be replayed. */
+/** Deterministic pseudo-random numbers (mulberry32), so a failing seed can be replayed. */
+/* eslint-disable no-bitwise -- 32-bit integer mixing is the algorithm */
 function rng(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
@@ -17,8 +18,9 @@ function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+/* eslint-enable no-bitwise */
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 let client: DynamoDBClient;
 let tableName: string;

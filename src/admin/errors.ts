@@ -1,0 +1,65 @@
+/**
+ * The admin API's error family. Everything `PromptAdmin` throws is a `PromptAdminError`; catch the subclasses
+ * to tell "no such prompt or version" from "deleted at the source" from "lost a race" from "the table failed".
+ *
+ * Each class sets `name` explicitly (not from `new.target.name`) so it survives minified bundles.
+ */
+
+/** Base class of every error the admin API throws. */
+export class PromptAdminError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PromptAdminError';
+  }
+}
+
+/** The table holds no such prompt (or the id can never exist: empty, too long, or reserved `#…`). */
+export class PromptNotFoundError extends PromptAdminError {
+  constructor(readonly promptId: string, reason?: string) {
+    super(`prompt '${promptId}' not found${reason ? `: ${reason}` : ''}`);
+    this.name = 'PromptNotFoundError';
+  }
+}
+
+/** The prompt exists but has no such version (or the number can never be one: not an integer from 1 to 999999). */
+export class PromptVersionNotFoundError extends PromptNotFoundError {
+  constructor(promptId: string, readonly versionNumber: number) {
+    super(promptId);
+    this.message = `version ${versionNumber} of prompt '${promptId}' not found`;
+    this.name = 'PromptVersionNotFoundError';
+  }
+}
+
+/**
+ * The prompt was deleted at the source (`status = DELETED`): readers get not-found and the catalog no longer
+ * lists it, so no version of it can be activated. Add it back at the source; the next sync serves it again.
+ */
+export class PromptDeletedError extends PromptAdminError {
+  constructor(readonly promptId: string) {
+    super(`prompt '${promptId}' was deleted at the source; add it back there before activating one of its versions`);
+    this.name = 'PromptDeletedError';
+  }
+}
+
+/**
+ * The guarded pointer write kept losing to concurrent writers (a sync or another activation) and the
+ * activation gave up. Nothing was overwritten: `CURRENT` holds what the last of those writers wrote.
+ */
+export class ActivationConflictError extends PromptAdminError {
+  constructor(readonly promptId: string, readonly versionNumber: number, readonly attempts: number) {
+    super(`could not activate version ${versionNumber} of prompt '${promptId}': `
+      + `CURRENT changed under each of ${attempts} attempts; check \`list-versions\` and try again`);
+    this.name = 'ActivationConflictError';
+  }
+}
+
+/**
+ * The serving table could not be read or written: it does not exist, access was denied, requests were
+ * throttled beyond the SDK's retries, the network failed. The AWS SDK error is the `cause`.
+ */
+export class PromptTableError extends PromptAdminError {
+  constructor(readonly tableName: string, message: string, options: { cause: unknown }) {
+    super(message, options);
+    this.name = 'PromptTableError';
+  }
+}

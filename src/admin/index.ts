@@ -1,0 +1,22 @@
+/**
+ * `cdk-prompt-serving/admin`: inspect a serving table's prompts and roll them back. Off the jsii surface and
+ * free of aws-cdk-lib/constructs, so it runs in scripts, Lambda functions and the `cdk-prompt-serving` CLI.
+ *
+ * @example
+ * import { PromptAdmin } from 'cdk-prompt-serving/admin';
+ *
+ * const admin = new PromptAdmin({ tableName: 'my-prompts' });
+ * const { versions } = await admin.listVersions('greeting');
+ * await admin.activate('greeting', versions[0].versionNumber, { activatedBy: 'alice' });
+ */
+export { MAX_ACTIVATION_ATTEMPTS, PromptAdmin } from './prompt-admin';
+export type { ActivateOptions, ActivationResult, GetOptions, PromptAdminOptions } from './prompt-admin';
+export type { PromptHistory, PromptVersionSummary } from './history';
+export {
+  ActivationConflictError,
+  PromptAdminError,
+  PromptDeletedError,
+  PromptNotFoundError,
+  PromptTableError,
+  PromptVersionNotFoundError,
+} from './errors';

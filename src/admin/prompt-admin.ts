@@ -1,0 +1,195 @@
+/**
+ * Operator actions on a serving table: inspect a prompt's history and roll it back (or forward) by making an
+ * existing version current again. Versions are never rewritten; only `CURRENT` moves, with the same guarded
+ * write the sync uses, so neither an activation nor a concurrent sync is ever lost silently.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Attr, CURRENT, MAX_VERSION_NUMBER, STATUS_DELETED, isValidPromptId, versionKey } from '../schema';
+import { ReplacedPointer, activatedPointerItem } from './activation';
+import {
+  ActivationConflictError,
+  PromptAdminError,
+  PromptDeletedError,
+  PromptNotFoundError,
+  PromptTableError,
+  PromptVersionNotFoundError,
+} from './errors';
+import { PromptHistory, queryHistory } from './history';
+import { ServingTableStore, backoff, sleep } from '../sync/store';
+
+/** Guarded pointer writes an activation tries (re-reading the pointer before each retry) before giving up. */
+export const MAX_ACTIVATION_ATTEMPTS = 3;
+
+export interface PromptAdminOptions {
+  /** Name of the serving table. */
+  readonly tableName: string;
+  /**
+   * The DynamoDB client to use.
+   * @default - `new DynamoDBClient({})`: region, credentials and endpoint (`AWS_ENDPOINT_URL_DYNAMODB`) from the standard AWS environment
+   */
+  readonly dynamoDBClient?: DynamoDBClient;
+}
+
+export interface GetOptions {
+  /**
+   * An exact version number.
+   * @default - the `CURRENT` pointer
+   */
+  readonly version?: number;
+}
+
+export interface ActivateOptions {
+  /**
+   * Who asked for the activation, recorded as `activated_by` on the pointer.
+   * @default - not recorded
+   */
+  readonly activatedBy?: string;
+}
+
+/** What `activate` did. */
+export interface ActivationResult {
+  readonly promptId: string;
+  /** The version `CURRENT` now copies. */
+  readonly versionNumber: number;
+  /** Its checksum. */
+  readonly checksum: string;
+  /** The version `CURRENT` copied before (equal to `versionNumber` when nothing changed). */
+  readonly previousVersionNumber: number;
+  /** The highest version ever written (an activation keeps it; the next source change gets this + 1). */
+  readonly latestVersionNumber: number;
+  /** `false` when the version was already current: nothing was written. */
+  readonly changed: boolean;
+  /** When `CURRENT` was written (only when `changed`). */
+  readonly activatedAt?: string;
+}
+
+export class PromptAdmin {
+  private readonly client: DynamoDBClient;
+  private readonly tableName: string;
+  private readonly store: ServingTableStore;
+
+  constructor(options: PromptAdminOptions) {
+    this.client = options.dynamoDBClient ?? new DynamoDBClient({});
+    this.tableName = options.tableName;
+    this.store = new ServingTableStore(this.client, this.tableName);
+  }
+
+  /**
+   * The pointer's state and every version of a prompt, oldest first (one strongly consistent Query).
+   *
+   * @example
+   * const history = await admin.listVersions('greeting');
+   * // { status: 'ACTIVE', currentVersionNumber: 2, latestVersionNumber: 3,
+   * //   versions: [{ versionNumber: 1, current: false, … }, { versionNumber: 2, current: true, … }, …] }
+   * @throws PromptNotFoundError, PromptTableError
+   */
+  async listVersions(promptId: string): Promise<PromptHistory> {
+    checkPromptId(promptId);
+    const history = await this.tableCall(`listing versions of prompt '${promptId}'`,
+      () => queryHistory(this.client, this.tableName, promptId));
+    if (!history) throw new PromptNotFoundError(promptId);
+    return history;
+  }
+
+  /**
+   * The `CURRENT` pointer (also when `DELETED`), or one immutable version item, as stored: a plain object with
+   * the wire contract's snake_case attribute names. Strongly consistent.
+   *
+   * @example
+   * const current = await admin.get('greeting');                 // { version: 'CURRENT', version_number: 3, text: …, … }
+   * const first = await admin.get('greeting', { version: 1 });  // { version: 'v000001', version_number: 1, … }
+   * @throws PromptNotFoundError, PromptVersionNotFoundError, PromptTableError
+   */
+  async get(promptId: string, options: GetOptions = {}): Promise<Record<string, unknown>> {
+    const { version } = options;
+    checkPromptId(promptId);
+    if (version !== undefined) checkVersionNumber(promptId, version);
+    const sortKey = version === undefined ? CURRENT : versionKey(version);
+    const item = await this.tableCall(`reading prompt '${promptId}'`, () => this.store.getItem(promptId, sortKey));
+    if (item) return item;
+    throw version === undefined ? new PromptNotFoundError(promptId) : new PromptVersionNotFoundError(promptId, version);
+  }
+
+  /**
+   * Makes an existing version current again (a rollback, or a roll forward): copies the immutable version item
+   * into `CURRENT`, conditioned on the pointer still being what was read. A lost race re-reads the pointer and
+   * tries again, up to {@link MAX_ACTIVATION_ATTEMPTS} writes in all. History is never rewritten.
+   *
+   * The activated version stays current through syncs that find the source unchanged; the next real change at
+   * the source is written as a new version (`latestVersionNumber + 1`) and replaces it.
+   *
+   * Activating the version that is already current writes nothing and returns `changed: false`.
+   *
+   * @example
+   * const result = await admin.activate('greeting', 2, { activatedBy: 'alice' });
+   * // { versionNumber: 2, previousVersionNumber: 3, latestVersionNumber: 3, changed: true, … }
+   * @throws PromptNotFoundError, PromptVersionNotFoundError, PromptDeletedError, ActivationConflictError, PromptTableError
+   */
+  async activate(promptId: string, versionNumber: number, options: ActivateOptions = {}): Promise<ActivationResult> {
+    checkPromptId(promptId);
+    checkVersionNumber(promptId, versionNumber);
+    return this.tableCall(`activating version ${versionNumber} of prompt '${promptId}'`, async () => {
+      const [read, version] = await Promise.all([
+        this.store.getPointerItem(promptId),
+        this.store.getItem(promptId, versionKey(versionNumber)),
+      ]);
+      let pointer = read;
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await this.activateOver(pointer, promptId, versionNumber, version, options.activatedBy);
+        if (outcome !== 'conflict') return outcome;
+        if (attempt === MAX_ACTIVATION_ATTEMPTS) throw new ActivationConflictError(promptId, versionNumber, attempt);
+        await sleep(backoff(attempt));
+        pointer = await this.store.getPointerItem(promptId);
+      }
+    });
+  }
+
+  /** One guarded attempt: decides from `pointer` as read, and writes only if it is still what `CURRENT` holds. */
+  private async activateOver(
+    pointer: ReplacedPointer | undefined,
+    promptId: string,
+    versionNumber: number,
+    version: Record<string, unknown> | undefined,
+    activatedBy: string | undefined,
+  ): Promise<ActivationResult | 'conflict'> {
+    if (!pointer) throw new PromptNotFoundError(promptId);
+    if (pointer.state.status === STATUS_DELETED) throw new PromptDeletedError(promptId);
+    if (!version) throw new PromptVersionNotFoundError(promptId, versionNumber);
+    const result = {
+      promptId,
+      versionNumber,
+      checksum: version[Attr.checksum] as string,
+      previousVersionNumber: pointer.state.versionNumber,
+      latestVersionNumber: pointer.state.latestVersionNumber,
+    };
+    if (pointer.state.versionNumber === versionNumber) return { ...result, changed: false };
+    const activatedAt = new Date().toISOString();
+    const item = activatedPointerItem(promptId, version, pointer, { at: activatedAt, by: activatedBy });
+    const outcome = await this.store.putPointer(item, pointer.state);
+    return outcome === 'written' ? { ...result, changed: true, activatedAt } : 'conflict';
+  }
+
+  /** Runs table calls, turning AWS SDK failures into a `PromptTableError` (the SDK error is its `cause`). */
+  private async tableCall<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof PromptAdminError) throw err;
+      const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      throw new PromptTableError(this.tableName, `${what} in table '${this.tableName}' failed: ${reason}`, { cause: err });
+    }
+  }
+}
+
+/** Ids that can never exist (empty, too long, reserved `#…` like the catalog) are simply not found. */
+function checkPromptId(promptId: string): void {
+  if (!isValidPromptId(promptId)) {
+    throw new PromptNotFoundError(promptId, "ids are 1-1024 characters and must not start with '#'");
+  }
+}
+
+function checkVersionNumber(promptId: string, versionNumber: number): void {
+  if (!Number.isInteger(versionNumber) || versionNumber < 1 || versionNumber > MAX_VERSION_NUMBER) {
+    throw new PromptVersionNotFoundError(promptId, versionNumber);
+  }
+}

@@ -1,0 +1,394 @@
+/**
+ * Reads prompts from Amazon Bedrock Prompt Management for the sync engine.
+ *
+ * `GetPrompt` and `ListPrompts` are each capped at 10 requests/second per account and Region, shared
+ * with every other caller in the account. The reader paces all its calls together to
+ * `maxRequestsPerSecond` (default: half of one operation's quota), retries throttled calls with jittered
+ * exponential backoff, and avoids calls altogether where the listing proves nothing changed.
+ */
+import {
+  BedrockAgentClient,
+  GetPromptCommand,
+  GetPromptCommandOutput,
+  ListPromptsCommand,
+  ListPromptsCommandInput,
+  PromptSummary,
+  PromptTemplateConfiguration,
+  PromptVariant,
+} from '@aws-sdk/client-bedrock-agent';
+import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
+import { JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../../schema';
+import { RateLimiter, retryWithBackoff } from '../pacer';
+import {
+  FetchResult,
+  KnownPrompt,
+  PromptSourceReader,
+  SourceFailure,
+  SourceListing,
+  SourcePrompt,
+  SourceReadError,
+  SourceStats,
+  SourceSummary,
+} from '../source';
+
+/** Bedrock's fixed quota of `GetPrompt`, and separately of `ListPrompts`: requests/second per account and Region. */
+export const BEDROCK_PROMPT_QUOTA_PER_SECOND = 10;
+/** Default pace of all the reader's calls together: half of one operation's quota, leaving the rest to others. */
+export const DEFAULT_MAX_REQUESTS_PER_SECOND = BEDROCK_PROMPT_QUOTA_PER_SECOND / 2;
+/** Default attempts per call, the first included, when Bedrock answers `ThrottlingException`. */
+export const DEFAULT_MAX_ATTEMPTS = 8;
+/** Largest `maxResults` ListPrompts accepts. */
+export const LIST_PROMPTS_PAGE_SIZE = 1000;
+
+/** Bedrock's name of a prompt's working draft. */
+const DRAFT = 'DRAFT';
+/** Bedrock's numbered versions: "1" to "99999". */
+const NUMBERED_VERSION = /^[1-9]\d{0,4}$/;
+/** Bedrock prompt ids: 10 letters or digits. */
+const PROMPT_ID = /^[0-9a-zA-Z]{10}$/;
+/** Suffix of a LATEST-mode revision whose served version lags the draft (see {@link BedrockPromptSource}). */
+const PENDING_SUFFIX = ':pending';
+
+/** Which version of each prompt to serve. */
+export type BedrockVersionSelection = 'LATEST' | 'DRAFT';
+
+export interface BedrockPromptSourceOptions {
+  /** The client to call Bedrock with. Prefer `maxAttempts: 1`: this reader does the retrying. */
+  readonly client: BedrockAgentClient;
+  /**
+   * Sync only these prompt ids (ListPrompts per id, so IAM can be scoped to their ARNs).
+   * @default every prompt in the account and Region
+   */
+  readonly promptIds?: string[];
+  /** `LATEST`: the highest numbered version; `DRAFT`: the working draft. @default 'LATEST' */
+  readonly version?: BedrockVersionSelection;
+  /** Pace of all calls together (ListPrompts and GetPrompt). @default DEFAULT_MAX_REQUESTS_PER_SECOND */
+  readonly maxRequestsPerSecond?: number;
+  /** Attempts per call when throttled, the first included. @default DEFAULT_MAX_ATTEMPTS */
+  readonly maxAttempts?: number;
+}
+
+type Operation = 'ListPrompts' | 'GetPrompt';
+
+/**
+ * A {@link PromptSourceReader} over Bedrock Prompt Management.
+ *
+ * **Revisions.** The engine skips a prompt without any call when the listing's revision equals the one
+ * stored on its pointer, so the revision must change whenever the served content may have.
+ * - `DRAFT` mode: `draft:<draft updatedAt>`; every edit of the draft bumps `updatedAt`.
+ * - `LATEST` mode: the listing shows only the draft's `updatedAt`, and CreatePromptVersion snapshots the
+ *   draft without changing it, so the listing alone cannot reveal a new numbered version. The listing
+ *   revision is `latest:<draft updatedAt>`; `fetch` lists the prompt's versions (one ListPrompts call) and:
+ *   - if the highest version was created at or after the draft's last edit, that version holds the
+ *     draft's content: it is "caught up" and the stored revision is `latest:<draft updatedAt>`. Any
+ *     later version made without a draft edit has the same content, so skipping until the draft changes
+ *     is safe;
+ *   - otherwise the draft has edits no version holds yet, and the stored revision is
+ *     `latest:<draft updatedAt>:pending`, which never equals a listing revision: each reconcile re-checks
+ *     that prompt with one ListPrompts call, and calls GetPrompt only when the highest version number
+ *     differs from the pointer's `source_version` (else it answers `unchanged`).
+ * - A prompt with no numbered version yet is `not-found` in `LATEST` mode.
+ *
+ * **Pacing.** Every HTTP attempt, including any retries the SDK client makes itself, waits for the
+ * reader's token bucket and is counted; throttled calls are retried after a jittered backoff.
+ */
+export class BedrockPromptSource implements PromptSourceReader {
+  readonly name = 'bedrock';
+  private readonly client: BedrockAgentClient;
+  private readonly promptIds?: readonly string[];
+  private readonly selection: BedrockVersionSelection;
+  private readonly maxAttempts: number;
+  private readonly limiter: RateLimiter;
+  private readonly calls: Record<Operation, number> = { ListPrompts: 0, GetPrompt: 0 };
+  private throttles = 0;
+
+  constructor(options: BedrockPromptSourceOptions) {
+    const { version = 'LATEST', promptIds } = options;
+    if (version !== 'LATEST' && version !== DRAFT) {
+      throw new RangeError(`version must be 'LATEST' or 'DRAFT', got ${String(version)}`);
+    }
+    const invalid = promptIds?.find((id) => !PROMPT_ID.test(id));
+    if (invalid !== undefined) throw new RangeError(`not a Bedrock prompt id (10 letters or digits): ${invalid}`);
+    this.client = options.client;
+    this.promptIds = promptIds && [...new Set(promptIds)];
+    this.selection = version;
+    this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    this.limiter = new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond ?? DEFAULT_MAX_REQUESTS_PER_SECOND });
+  }
+
+  async list(): Promise<SourceListing> {
+    return this.promptIds ? this.listSelected(this.promptIds) : this.listAll();
+  }
+
+  /**
+   * `summary` is not needed: in `DRAFT` mode GetPrompt carries its own `updatedAt`, and in `LATEST` mode
+   * the version list is read anyway, so a full and a targeted sync do the same calls.
+   */
+  async fetch(id: string, _summary: SourceSummary | undefined, known: KnownPrompt | undefined): Promise<FetchResult> {
+    try {
+      return this.selection === DRAFT ? await this.fetchDraft(id) : await this.fetchLatest(id, known);
+    } catch (error) {
+      if (error instanceof SourceReadError) throw error;
+      throw new SourceReadError(id, `cannot read Bedrock prompt ${id}: ${messageOf(error)}`, {
+        cause: error, retryable: isTransient(error),
+      });
+    }
+  }
+
+  stats(): SourceStats {
+    return { calls: { ...this.calls }, throttles: this.throttles };
+  }
+
+  private async listAll(): Promise<SourceListing> {
+    const prompts: SourceSummary[] = [];
+    const failures: SourceFailure[] = [];
+    for await (const summary of this.listPrompts({})) {
+      if (summary.version !== DRAFT || !summary.id) continue;
+      if (summary.updatedAt) {
+        prompts.push({ id: summary.id, revision: this.listingRevision(summary.updatedAt) });
+      } else {
+        failures.push({ id: summary.id, reason: 'ListPrompts gave no updatedAt' });
+      }
+    }
+    return { prompts, failures };
+  }
+
+  /** One ListPrompts(promptIdentifier) per id; the listing keeps the order of `ids`. */
+  private async listSelected(ids: readonly string[]): Promise<SourceListing> {
+    const entries = await Promise.all(ids.map(async (id): Promise<SourceSummary | SourceFailure | undefined> => {
+      try {
+        const versions = await this.listVersions(id);
+        if (!versions) return undefined; // deleted, or never existed: absent from the listing
+        const draftUpdatedAt = versions.find((s) => s.version === DRAFT)?.updatedAt;
+        return draftUpdatedAt
+          ? { id, revision: this.listingRevision(draftUpdatedAt) }
+          : { id, reason: 'ListPrompts gave no DRAFT updatedAt' };
+      } catch (error) {
+        return { id, reason: messageOf(error) };
+      }
+    }));
+    return {
+      prompts: entries.filter((e): e is SourceSummary => e !== undefined && 'revision' in e),
+      failures: entries.filter((e): e is SourceFailure => e !== undefined && 'reason' in e),
+    };
+  }
+
+  private async fetchDraft(id: string): Promise<FetchResult> {
+    const prompt = await this.getPrompt(id, DRAFT);
+    if (!prompt) return { kind: 'not-found', reason: 'no such prompt' };
+    if (!prompt.updatedAt) throw new SourceReadError(id, `GetPrompt gave no updatedAt for prompt ${id}`);
+    return { kind: 'prompt', prompt: { ...toSourcePrompt(id, DRAFT, prompt), revision: this.listingRevision(prompt.updatedAt) } };
+  }
+
+  private async fetchLatest(id: string, known: KnownPrompt | undefined): Promise<FetchResult> {
+    const versions = await this.listVersions(id);
+    if (!versions) return { kind: 'not-found', reason: 'no such prompt' };
+    const draftUpdatedAt = versions.find((s) => s.version === DRAFT)?.updatedAt;
+    if (!draftUpdatedAt) throw new SourceReadError(id, `ListPrompts gave no DRAFT updatedAt for prompt ${id}`);
+    const latest = highestNumberedVersion(versions);
+    if (!latest) return { kind: 'not-found', reason: 'no numbered version yet' };
+
+    const caughtUp = latest.createdAt !== undefined && latest.createdAt.getTime() >= draftUpdatedAt.getTime();
+    const revision = this.listingRevision(draftUpdatedAt) + (caughtUp ? '' : PENDING_SUFFIX);
+    if (known?.sourceVersion === latest.version) return { kind: 'unchanged', revision };
+
+    const prompt = await this.getPrompt(id, latest.version);
+    if (!prompt) return { kind: 'not-found', reason: `version ${latest.version} disappeared while syncing` };
+    return { kind: 'prompt', prompt: { ...toSourcePrompt(id, latest.version, prompt), revision } };
+  }
+
+  /** The revision a listing shows for a prompt whose draft was last updated at `draftUpdatedAt`. */
+  private listingRevision(draftUpdatedAt: Date): string {
+    return `${this.selection === DRAFT ? 'draft' : 'latest'}:${draftUpdatedAt.toISOString()}`;
+  }
+
+  /** Every page of ListPrompts for `input`. */
+  private async *listPrompts(input: ListPromptsCommandInput): AsyncGenerator<PromptSummary> {
+    let nextToken: string | undefined;
+    do {
+      const command = new ListPromptsCommand({ ...input, maxResults: LIST_PROMPTS_PAGE_SIZE, nextToken });
+      command.middlewareStack.use(this.pacing('ListPrompts'));
+      const page = await this.withRetries(() => this.client.send(command));
+      yield* page.promptSummaries ?? [];
+      nextToken = page.nextToken;
+    } while (nextToken);
+  }
+
+  /** The DRAFT and numbered-version summaries of one prompt; `undefined` if it does not exist. */
+  private async listVersions(id: string): Promise<PromptSummary[] | undefined> {
+    const summaries: PromptSummary[] = [];
+    try {
+      for await (const summary of this.listPrompts({ promptIdentifier: id })) summaries.push(summary);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    return summaries;
+  }
+
+  /** GetPrompt of one version (`DRAFT` or a number); `undefined` if the prompt or version does not exist. */
+  private async getPrompt(id: string, version: string): Promise<GetPromptCommandOutput | undefined> {
+    const command = new GetPromptCommand({ promptIdentifier: id, promptVersion: version === DRAFT ? undefined : version });
+    command.middlewareStack.use(this.pacing('GetPrompt'));
+    try {
+      return await this.withRetries(() => this.client.send(command));
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  private withRetries<T>(send: () => Promise<T>): Promise<T> {
+    return retryWithBackoff(send, { maxAttempts: this.maxAttempts, isRetryable: isThrottling });
+  }
+
+  /**
+   * A command plugin that paces and counts every HTTP attempt. It sits inside the SDK's retry loop (just
+   * before signing, so a long wait never ages a signature), which makes any retries the SDK client makes
+   * on its own paced and counted too.
+   */
+  private pacing<Input extends object, Output extends object>(operation: Operation): Pluggable<Input, Output> {
+    const middleware: FinalizeRequestMiddleware<Input, Output> = (next) => async (args) => {
+      await this.limiter.acquire();
+      this.calls[operation]++;
+      try {
+        return await next(args);
+      } catch (error) {
+        if (isThrottling(error)) this.throttles++;
+        throw error;
+      }
+    };
+    return {
+      applyToStack: (stack) => stack.addRelativeTo(middleware, {
+        name: 'cdkPromptServingPacing',
+        relation: 'before',
+        toMiddleware: 'httpSigningMiddleware',
+      }),
+    };
+  }
+}
+
+/** The summary of a prompt's highest numbered version, if it has one. */
+function highestNumberedVersion(summaries: PromptSummary[]): (PromptSummary & { version: string }) | undefined {
+  let highest: (PromptSummary & { version: string }) | undefined;
+  for (const s of summaries) {
+    if (s.version && NUMBERED_VERSION.test(s.version) && (!highest || Number(s.version) > Number(highest.version))) {
+      highest = { ...s, version: s.version };
+    }
+  }
+  return highest;
+}
+
+/** A GetPrompt answer as the engine's prompt, without its revision. */
+function toSourcePrompt(id: string, version: string, prompt: GetPromptCommandOutput): Omit<SourcePrompt, 'revision'> {
+  const variants = prompt.variants ?? [];
+  const served = variants.find((v) => v.name === prompt.defaultVariant) ?? variants[0];
+  if (!served) throw new SourceReadError(id, `Bedrock prompt ${id} has no variants`);
+  const others = variants.filter((v) => v !== served);
+  const content = withoutUndefined({
+    name: prompt.name,
+    description: prompt.description,
+    ...variantContent(id, served),
+    other_variants: others.length > 0 ? others.map((v) => toJson(v)!) : undefined,
+  });
+  return { id, content, sourceVersion: prompt.version ?? version, updatedAt: prompt.updatedAt?.toISOString() };
+}
+
+/**
+ * The served variant as content: the contract's fields, plus every further variant field (metadata,
+ * additionalModelRequestFields, genAiResource, …) under its snake_case name, values in Bedrock's shapes.
+ */
+function variantContent(id: string, variant: PromptVariant): PromptContent {
+  const { name, templateType, templateConfiguration, modelId, inferenceConfiguration, ...further } = variant;
+  return {
+    ...snakeCaseFields(further),
+    variant_name: name,
+    ...templateContent(id, templateType, templateConfiguration),
+    model_id: modelId,
+    inference_config: toJson(inferenceConfiguration?.text) as { [key: string]: JsonValue } | undefined,
+  };
+}
+
+function templateContent(id: string, type: string | undefined, config: PromptTemplateConfiguration | undefined): PromptContent {
+  const text = config?.text;
+  if (type === TEMPLATE_TEXT && typeof text?.text === 'string') {
+    const { text: template, inputVariables, ...further } = text;
+    return { ...snakeCaseFields(further), template_type: TEMPLATE_TEXT, text: template, input_variables: variableNames(inputVariables) };
+  }
+  const chat = config?.chat;
+  if (type === TEMPLATE_CHAT && Array.isArray(chat?.messages)) {
+    const { messages, system, inputVariables, ...further } = chat;
+    return {
+      ...snakeCaseFields(further),
+      template_type: TEMPLATE_CHAT,
+      messages: toJson(messages) as JsonValue[],
+      system: toJson(system) as JsonValue[] | undefined,
+      input_variables: variableNames(inputVariables),
+    };
+  }
+  const reason = type === TEMPLATE_TEXT || type === TEMPLATE_CHAT
+    ? `its ${type} variant has no ${type.toLowerCase()} template`
+    : `unsupported templateType ${String(type)}`;
+  throw new SourceReadError(id, `Bedrock prompt ${id}: ${reason}`);
+}
+
+function variableNames(variables: Array<{ name?: string }> | undefined): string[] | undefined {
+  return variables?.map((v) => v.name).filter((name): name is string => typeof name === 'string');
+}
+
+/** `{ cachePoint: … }` → `{ cache_point: … }`: top-level keys only; undefined members dropped. */
+function snakeCaseFields(fields: object): { [key: string]: JsonValue } {
+  const out: { [key: string]: JsonValue } = {};
+  for (const [key, value] of Object.entries(fields)) {
+    const json = toJson(value);
+    if (json !== undefined) out[key.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())] = json;
+  }
+  return out;
+}
+
+/** A plain JSON copy of an SDK value: Dates as ISO-8601 strings, undefined members dropped. */
+function toJson(value: unknown): JsonValue | undefined {
+  switch (typeof value) {
+    case 'undefined':
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return value;
+    case 'object': {
+      if (value === null) return null;
+      if (value instanceof Date) return value.toISOString();
+      if (Array.isArray(value)) return value.map((v) => toJson(v) ?? null);
+      const out: { [key: string]: JsonValue } = {};
+      for (const [key, v] of Object.entries(value)) {
+        const json = toJson(v);
+        if (json !== undefined) out[key] = json;
+      }
+      return out;
+    }
+    default:
+      throw new TypeError(`cannot convert a ${typeof value} to JSON`);
+  }
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+function isThrottling(error: unknown): boolean {
+  const e = error as { name?: unknown; $metadata?: { httpStatusCode?: unknown } } | undefined;
+  return e?.name === 'ThrottlingException' || e?.$metadata?.httpStatusCode === 429;
+}
+
+/** Throttling, a server error or no answer at all: a later attempt may succeed. */
+function isTransient(error: unknown): boolean {
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+  return isThrottling(error) || status === undefined || status >= 500;
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as { name?: unknown } | undefined)?.name === 'ResourceNotFoundException';
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
