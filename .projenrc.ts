@@ -66,6 +66,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
   eslintOptions: {
     dirs: ['src'],
     devdirs: ['test', 'bench', 'scripts', 'examples'],
+    tsconfigPath: './tsconfig.dev.json',
   },
   gitignore: ['/assets/', '/.tmp/', '/cdk.out/', '*.integ.snapshot/asset.*'],
   npmIgnoreOptions: { ignorePatterns: ['/bench/', '/scripts/', '/examples/', '/docs/', '/.ci/'] },
@@ -93,6 +94,22 @@ project.package.addField('typesVersions', {
 project.package.addField('optionalDependencies', {
   '@aws-sdk/client-dynamodb': '^3.600.0',
 });
+
+// The sync handler's imports (Bedrock SDK, yaml) are bundled into its asset by esbuild, so they are build-time
+// dependencies; the runtime client's `@aws-sdk/client-dynamodb` is an optional dependency (see README "Packaging").
+project.eslint?.addRules({
+  'import/no-extraneous-dependencies': ['error', {
+    devDependencies: ['**/test/**', '**/bench/**', '**/scripts/**', '**/examples/**', 'src/sync/**', '.projenrc.ts', 'projenrc/**/*.ts'],
+    optionalDependencies: true,
+    peerDependencies: true,
+  }],
+});
+
+// Type-aware lint for src, test, bench and scripts alike: one explicit program from tsconfig.dev.json (the
+// project service only finds files through a tsconfig.json beside or above them).
+const eslintrc = project.tryFindObjectFile('.eslintrc.json');
+eslintrc?.addDeletionOverride('parserOptions.projectService');
+eslintrc?.addOverride('parserOptions.project', './tsconfig.dev.json');
 
 // Rollback CLI (`npx cdk-prompt-serving activate …`).
 project.addBins({ 'cdk-prompt-serving': 'lib/cli/index.js' });
