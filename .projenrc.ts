@@ -44,6 +44,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
   devDeps: [
     '@aws-sdk/client-dynamodb@^3.1138.0',
     '@aws-sdk/client-bedrock-agent@^3.1138.0',
+    '@aws-sdk/util-dynamodb@^3.996.9', // Powertools DynamoDBProvider (benchmark peer) needs it
     '@aws-lambda-powertools/parameters@2.35.0',
     '@types/aws-lambda',
     'cdk-nag@3.0.2',

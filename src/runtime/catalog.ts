@@ -1,0 +1,71 @@
+/**
+ * The Bloom-filter catalog (`#catalog` / `CURRENT`, written by the sync): lets the client answer "no such
+ * prompt" for ids that were never synced without any remote call. A filter has no false negatives, so an id
+ * it rules out is certainly absent; a false positive (about 1 %) falls through to the table.
+ */
+import { Attr, bloomMightContain, CATALOG_ID, CURRENT } from '../schema';
+import type { Counters } from './stats';
+import type { TableReader } from './store';
+
+interface BloomFilter {
+  readonly bytes: Uint8Array;
+  readonly bits: number;
+  readonly hashes: number;
+}
+
+export class Catalog {
+  /** `undefined`: no usable catalog (absent, unreadable, malformed): nothing is ruled out. */
+  private filter: BloomFilter | undefined;
+  /** When the last read finished (epoch ms), successful or not; `undefined` before the first. */
+  private readAt: number | undefined;
+  private reading: Promise<void> | undefined;
+
+  constructor(
+    private readonly reader: TableReader,
+    private readonly maxAgeMs: number,
+    private readonly counters: Counters,
+  ) {}
+
+  /**
+   * `false` only if the catalog proves `id` absent. Waits for the first read; later reads past `maxAgeMs`
+   * run in the background while the previous filter keeps answering.
+   */
+  async mightContain(id: string, signal: AbortSignal): Promise<boolean> {
+    if (this.readAt === undefined) {
+      await this.refresh(signal);
+    } else if (Date.now() - this.readAt >= this.maxAgeMs) {
+      void this.refresh();
+    }
+    const filter = this.filter;
+    return filter === undefined || bloomMightContain(filter.bytes, filter.bits, filter.hashes, id);
+  }
+
+  /** Reads the catalog now (one read at a time; concurrent callers share it). Never rejects. */
+  refresh(signal?: AbortSignal): Promise<void> {
+    this.reading ??= this.read(signal).finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private async read(signal: AbortSignal | undefined): Promise<void> {
+    try {
+      this.filter = parseCatalog(await this.reader.getItem(CATALOG_ID, CURRENT, signal));
+      this.counters.catalogLoads++;
+    } catch {
+      // Keep the filter we have (or none): an unreadable catalog must never reject an id. Counted as a store error.
+    }
+    this.readAt = Date.now();
+  }
+}
+
+/** The filter of a catalog item; `undefined` when there is no item or it breaks the contract. */
+function parseCatalog(item: Record<string, unknown> | undefined): BloomFilter | undefined {
+  if (item === undefined) return undefined;
+  const bytes = item[Attr.bloom];
+  const bits = item[Attr.bloomBits];
+  const hashes = item[Attr.bloomHashes];
+  if (!(bytes instanceof Uint8Array) || !Number.isInteger(bits) || !Number.isInteger(hashes)) return undefined;
+  if ((bits as number) < 1 || (hashes as number) < 1 || bytes.length * 8 < (bits as number)) return undefined;
+  return { bytes, bits: bits as number, hashes: hashes as number };
+}

@@ -1,0 +1,27 @@
+/**
+ * `cdk-prompt-serving/runtime`: the client Lambda functions use to read prompts from a `PromptServingTable`.
+ *
+ * Imports only the wire-contract module and `@aws-sdk/client-dynamodb` (present in the Lambda Node.js
+ * runtime), never `aws-cdk-lib` or `constructs`, so a function bundle stays small. Not part of the jsii API.
+ *
+ * @example
+ * import { PromptClient, PromptNotFoundError } from 'cdk-prompt-serving/runtime';
+ *
+ * const prompts = new PromptClient();
+ *
+ * export const handler = async (event: { question: string }) => {
+ *   const prompt = await prompts.getPrompt('support-answer');
+ *   if (prompt.templateType !== 'CHAT') throw new Error('expected a CHAT prompt');
+ *   const { messages, system } = prompt.render({ question: event.question });
+ *   // … ConverseCommand({ modelId: prompt.modelId, messages, system, inferenceConfig: prompt.inferenceConfig })
+ * };
+ */
+export { PromptClient } from './client';
+export type { GetPromptOptions } from './client';
+export type { PromptClientOptions } from './options';
+export { Defaults, EnvVars } from './options';
+export type { Prompt, PromptBase, TextPrompt, ChatPrompt, RenderedChat, PromptVariables } from './prompt';
+export { PromptServingError, PromptNotFoundError, PromptRenderError, PromptStoreError } from './errors';
+export { l2Key } from './l2';
+export type { PromptCacheL2 } from './l2';
+export type { PromptClientStats } from './stats';

@@ -1,0 +1,164 @@
+/**
+ * Every option of the runtime client, its default and the environment variable that overrides the default.
+ * Precedence: an explicit option, then the environment variable, then `Defaults`.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Env } from '../schema';
+import { PromptServingError } from './errors';
+import type { PromptCacheL2 } from './l2';
+
+/** Default of every numeric option; each can be overridden by its variable in `EnvVars`. */
+export const Defaults = {
+  /** L1 freshness of a CURRENT prompt. */
+  maxAgeSeconds: 60,
+  /** Most prompts held in L1 (and, separately, most not-found ids remembered). */
+  maxEntries: 1000,
+  /** How long a not-found answer from the table is remembered. */
+  notFoundMaxAgeSeconds: 10,
+  /** How long past `maxAgeSeconds` an expired prompt is served while one background read refreshes it. */
+  staleWhileRevalidateSeconds: 60,
+  /** How long past `maxAgeSeconds` the last good copy is served when the table cannot be read. */
+  staleIfErrorSeconds: 3600,
+  /** How often the Bloom-filter catalog is re-read. */
+  catalogMaxAgeSeconds: 60,
+  /** Upper bound on the remote work of one load, retries and backoff included. */
+  requestTimeoutMs: 2000,
+  /** Attempts per read when DynamoDB throttles or a transient network error occurs. */
+  maxAttempts: 3,
+  /** Upper bound on one L2 call; a slower L2 counts as an L2 error and the table is read. */
+  l2TimeoutMs: 100,
+} as const;
+
+/** Environment variables read by `new PromptClient()`: the table name (set by the construct) and overrides of `Defaults`. */
+export const EnvVars = {
+  tableName: Env.tableName,
+  maxAgeSeconds: 'PROMPT_SERVING_MAX_AGE_SECONDS',
+  maxEntries: 'PROMPT_SERVING_MAX_ENTRIES',
+  notFoundMaxAgeSeconds: 'PROMPT_SERVING_NOT_FOUND_MAX_AGE_SECONDS',
+  staleWhileRevalidateSeconds: 'PROMPT_SERVING_STALE_WHILE_REVALIDATE_SECONDS',
+  staleIfErrorSeconds: 'PROMPT_SERVING_STALE_IF_ERROR_SECONDS',
+  catalogMaxAgeSeconds: 'PROMPT_SERVING_CATALOG_MAX_AGE_SECONDS',
+  requestTimeoutMs: 'PROMPT_SERVING_REQUEST_TIMEOUT_MS',
+  maxAttempts: 'PROMPT_SERVING_MAX_ATTEMPTS',
+  l2TimeoutMs: 'PROMPT_SERVING_L2_TIMEOUT_MS',
+} as const;
+
+/** Options of `new PromptClient(options)`. Every number has a unit in its name. */
+export interface PromptClientOptions {
+  /**
+   * The serving table.
+   * @default - the `PROMPT_SERVING_TABLE_NAME` environment variable (set by the construct)
+   */
+  readonly tableName?: string;
+  /**
+   * The DynamoDB client to read with. A client you pass keeps its own retry settings; pass one with
+   * `maxAttempts: 1` to leave retries to `PromptClient` alone.
+   * @default - `new DynamoDBClient({ maxAttempts: 1 })` from the standard environment (`PromptClient` retries itself)
+   */
+  readonly dynamoDBClient?: DynamoDBClient;
+  /**
+   * How long a CURRENT prompt is served from memory before it is read again. Exact versions are immutable
+   * and never expire (they leave memory only by the size bound).
+   * @default 60 (`PROMPT_SERVING_MAX_AGE_SECONDS`)
+   */
+  readonly maxAgeSeconds?: number;
+  /**
+   * Most prompts (CURRENT and exact versions) kept in memory; the least recently used go first.
+   * Not-found ids are remembered in a separate map of the same bound, so unknown ids cannot evict prompts.
+   * @default 1000 (`PROMPT_SERVING_MAX_ENTRIES`)
+   */
+  readonly maxEntries?: number;
+  /**
+   * How long a not-found answer read from the table is remembered. Ids the catalog rules out are rejected
+   * without a read and need no memory.
+   * @default 10 (`PROMPT_SERVING_NOT_FOUND_MAX_AGE_SECONDS`)
+   */
+  readonly notFoundMaxAgeSeconds?: number;
+  /**
+   * Window after `maxAgeSeconds` in which an expired prompt is still returned at once (flagged `stale`)
+   * while a single background read refreshes it. `0` makes reads past `maxAgeSeconds` wait for the table.
+   * @default 60 (`PROMPT_SERVING_STALE_WHILE_REVALIDATE_SECONDS`)
+   */
+  readonly staleWhileRevalidateSeconds?: number;
+  /**
+   * Window after `maxAgeSeconds` in which the last good copy is returned (flagged `stale`) when the table
+   * cannot be read (down, throttled past `maxAttempts`, timed out). `0` turns stale-if-error off.
+   * @default 3600 (`PROMPT_SERVING_STALE_IF_ERROR_SECONDS`)
+   */
+  readonly staleIfErrorSeconds?: number;
+  /**
+   * How often the Bloom-filter catalog (`#catalog`) is re-read; a prompt created at the source becomes
+   * visible within this time. The first read happens before the first table read of a prompt, or in `preload`.
+   * @default 60 (`PROMPT_SERVING_CATALOG_MAX_AGE_SECONDS`)
+   */
+  readonly catalogMaxAgeSeconds?: number;
+  /**
+   * Upper bound on the remote work of one load: the first catalog read, the L2 and the table read, retries and
+   * backoff included. Past it the read fails with `PromptStoreError` (or serves stale, see `staleIfErrorSeconds`).
+   * @default 2000 (`PROMPT_SERVING_REQUEST_TIMEOUT_MS`)
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * Attempts per table read when DynamoDB throttles (`ProvisionedThroughputExceededException`,
+   * `ThrottlingException`, `RequestLimitExceeded`) or the network fails transiently; retries wait a
+   * jittered exponential backoff.
+   * @default 3 (`PROMPT_SERVING_MAX_ATTEMPTS`)
+   */
+  readonly maxAttempts?: number;
+  /**
+   * A shared cache tier (Valkey/Redis, …) between memory and the table. Its failures and timeouts are
+   * counted in `stats()` and never fail a read.
+   * @default - no L2; misses read the table
+   */
+  readonly l2?: PromptCacheL2;
+  /**
+   * Upper bound on one L2 `get`.
+   * @default 100 (`PROMPT_SERVING_L2_TIMEOUT_MS`)
+   */
+  readonly l2TimeoutMs?: number;
+}
+
+/** Options with every default applied, times in milliseconds. */
+export interface ResolvedOptions {
+  readonly tableName: string;
+  readonly maxAgeMs: number;
+  readonly maxEntries: number;
+  readonly notFoundMaxAgeMs: number;
+  readonly staleWhileRevalidateMs: number;
+  readonly staleIfErrorMs: number;
+  readonly catalogMaxAgeMs: number;
+  readonly requestTimeoutMs: number;
+  readonly maxAttempts: number;
+  readonly l2TimeoutMs: number;
+}
+
+/** Applies environment overrides and defaults; throws `PromptServingError` naming the bad option or variable. */
+export function resolveOptions(options: PromptClientOptions, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
+  const tableName = options.tableName ?? env[EnvVars.tableName];
+  if (!tableName) {
+    throw new PromptServingError(
+      `no table name: pass \`tableName\` or set the ${EnvVars.tableName} environment variable (the construct sets it)`);
+  }
+  const number = (name: keyof typeof Defaults, min: number): number => {
+    const raw = env[EnvVars[name]];
+    const fromEnv = raw === undefined || raw.trim() === '' ? undefined : Number(raw);
+    const value = options[name] ?? fromEnv ?? Defaults[name];
+    if (!Number.isFinite(value) || value < min) {
+      const where = options[name] !== undefined ? `\`${name}\`` : `${EnvVars[name]}=${JSON.stringify(raw)}`;
+      throw new PromptServingError(`${where} must be a number of at least ${min}, got ${value}`);
+    }
+    return value;
+  };
+  return {
+    tableName,
+    maxAgeMs: number('maxAgeSeconds', 0) * 1000,
+    maxEntries: Math.floor(number('maxEntries', 1)),
+    notFoundMaxAgeMs: number('notFoundMaxAgeSeconds', 0) * 1000,
+    staleWhileRevalidateMs: number('staleWhileRevalidateSeconds', 0) * 1000,
+    staleIfErrorMs: number('staleIfErrorSeconds', 0) * 1000,
+    catalogMaxAgeMs: number('catalogMaxAgeSeconds', 0) * 1000,
+    requestTimeoutMs: number('requestTimeoutMs', 1),
+    maxAttempts: Math.floor(number('maxAttempts', 1)),
+    l2TimeoutMs: number('l2TimeoutMs', 1),
+  };
+}

@@ -1,0 +1,206 @@
+/**
+ * The prompt object `getPrompt` returns: built once per table read, deeply frozen, shared by every caller.
+ */
+import {
+  Attr, JsonValue, parseVersionKey, PromptContent, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT, TEMPLATE_VARIABLE,
+  contentOf,
+} from '../schema';
+import { PromptRenderError, PromptStoreError } from './errors';
+
+/** Values for `{{placeholders}}`; a missing, `undefined` or `null` value is a missing variable. */
+export type PromptVariables = Readonly<Record<string, string | number | boolean | null | undefined>>;
+
+/** What a CHAT prompt renders to: the same shapes as stored (Bedrock Converse `messages` and `system`). */
+export interface RenderedChat {
+  readonly messages: JsonValue[];
+  readonly system: JsonValue[];
+}
+
+/** What every prompt carries. */
+export interface PromptBase {
+  /** The prompt id (`prompt_id`). */
+  readonly id: string;
+  /** The version number served (`version_number`). */
+  readonly version: number;
+  /** `sha256:` + 64 hex digits of the canonical content: equal checksums mean equal content. */
+  readonly checksum: string;
+  /** Declared variable names (`input_variables`), as the source lists them. */
+  readonly inputVariables: readonly string[];
+  /** The model the prompt was written for (`model_id`), if the source records one. */
+  readonly modelId?: string;
+  /** Inference settings (`inference_config`: temperature, maxTokens, …), if the source records them. */
+  readonly inferenceConfig?: Readonly<Record<string, JsonValue>>;
+  /** The whole stored content, including fields this client does not interpret. */
+  readonly content: Readonly<PromptContent>;
+  /**
+   * `true` when this copy is past `maxAgeSeconds`: served while a background read refreshes it, or because
+   * the table could not be read (stale-if-error).
+   */
+  readonly stale: boolean;
+}
+
+/** A single-string prompt (`template_type = TEXT`). */
+export interface TextPrompt extends PromptBase {
+  readonly templateType: typeof TEMPLATE_TEXT;
+  /** The template. */
+  readonly text: string;
+  /**
+   * Fills every `{{name}}` of the template.
+   * @throws PromptRenderError naming every placeholder without a value
+   * @example
+   * const text = prompt.render({ customer: 'Ana', topic: 'billing' });
+   */
+  render(variables?: PromptVariables): string;
+}
+
+/** A conversation prompt (`template_type = CHAT`). */
+export interface ChatPrompt extends PromptBase {
+  readonly templateType: typeof TEMPLATE_CHAT;
+  /** Message templates (`messages`), e.g. `[{ role: 'user', content: [{ text: '…{{question}}' }] }]`. */
+  readonly messages: readonly JsonValue[];
+  /** System prompt blocks (`system`), e.g. `[{ text: 'You are …' }]`; empty if none. */
+  readonly system: readonly JsonValue[];
+  /**
+   * Fills every `{{name}}` in every string of `messages` and `system`; returns new arrays.
+   * @throws PromptRenderError naming every placeholder without a value
+   * @example
+   * const { messages, system } = prompt.render({ question });
+   * await bedrock.send(new ConverseCommand({ modelId: prompt.modelId, messages, system }));
+   */
+  render(variables?: PromptVariables): RenderedChat;
+}
+
+/** A served prompt; narrow on `templateType` to get the matching `render` result. */
+export type Prompt = TextPrompt | ChatPrompt;
+
+/** Whether a stored item is a tombstone (`status = DELETED`). */
+export function isDeleted(item: Record<string, unknown>): boolean {
+  return item[Attr.status] === STATUS_DELETED;
+}
+
+/** Builds the frozen prompt for a pointer or version item; throws `PromptStoreError` if it breaks the contract. */
+export function promptFromItem(item: Record<string, unknown>): Prompt {
+  const id = String(item[Attr.promptId]);
+  const malformed = (what: string) =>
+    new PromptStoreError(`item ${id}/${String(item[Attr.version])} breaks the wire contract: ${what}`);
+  const content = deepFreeze(contentOf(item));
+  const templateType = content.template_type;
+  const version = typeof item[Attr.versionNumber] === 'number'
+    ? item[Attr.versionNumber] as number
+    : parseVersionKey(String(item[Attr.version]));
+  const checksum = item[Attr.checksum];
+  if (version === undefined) throw malformed(`no ${Attr.versionNumber}`);
+  if (typeof checksum !== 'string') throw malformed(`no ${Attr.checksum}`);
+  const base = {
+    id,
+    version,
+    checksum,
+    inputVariables: Array.isArray(content.input_variables) ? content.input_variables : Object.freeze([]),
+    modelId: content.model_id,
+    inferenceConfig: content.inference_config,
+    content,
+  };
+  if (templateType === TEMPLATE_TEXT) {
+    if (typeof content.text !== 'string') throw malformed(`TEXT prompt without ${Attr.text}`);
+    return new ServedTextPrompt(base, content.text, false);
+  }
+  if (templateType === TEMPLATE_CHAT) {
+    if (!Array.isArray(content.messages)) throw malformed(`CHAT prompt without ${Attr.messages}`);
+    return new ServedChatPrompt(base, content.messages, Array.isArray(content.system) ? content.system : Object.freeze([]), false);
+  }
+  throw malformed(`unknown ${Attr.templateType} ${JSON.stringify(templateType)}`);
+}
+
+/** The same prompt flagged `stale: true` (shares the frozen content). */
+export function staleCopy(prompt: Prompt): Prompt {
+  return prompt.templateType === TEMPLATE_TEXT
+    ? new ServedTextPrompt(prompt, prompt.text, true)
+    : new ServedChatPrompt(prompt, prompt.messages, prompt.system, true);
+}
+
+type Base = Omit<PromptBase, 'stale'>;
+
+/** What both template types share: copied from the item once, then read by every caller. */
+abstract class ServedPrompt implements PromptBase {
+  readonly id: string;
+  readonly version: number;
+  readonly checksum: string;
+  readonly inputVariables: readonly string[];
+  readonly modelId?: string;
+  readonly inferenceConfig?: Readonly<Record<string, JsonValue>>;
+  readonly content: Readonly<PromptContent>;
+
+  constructor(base: Base, readonly stale: boolean) {
+    this.id = base.id;
+    this.version = base.version;
+    this.checksum = base.checksum;
+    this.inputVariables = base.inputVariables;
+    this.modelId = base.modelId;
+    this.inferenceConfig = base.inferenceConfig;
+    this.content = base.content;
+  }
+}
+
+class ServedTextPrompt extends ServedPrompt implements TextPrompt {
+  readonly templateType = TEMPLATE_TEXT;
+
+  constructor(base: Base, readonly text: string, stale: boolean) {
+    super(base, stale);
+  }
+
+  render(variables: PromptVariables = {}): string {
+    const missing = new Set<string>();
+    const out = fill(this.text, variables, missing);
+    if (missing.size > 0) throw new PromptRenderError(this.id, [...missing]);
+    return out;
+  }
+}
+
+class ServedChatPrompt extends ServedPrompt implements ChatPrompt {
+  readonly templateType = TEMPLATE_CHAT;
+
+  constructor(base: Base, readonly messages: readonly JsonValue[], readonly system: readonly JsonValue[], stale: boolean) {
+    super(base, stale);
+  }
+
+  render(variables: PromptVariables = {}): RenderedChat {
+    const missing = new Set<string>();
+    const system = this.system.map((block) => fillJson(block, variables, missing));
+    const messages = this.messages.map((message) => fillJson(message, variables, missing));
+    if (missing.size > 0) throw new PromptRenderError(this.id, [...missing]);
+    return { messages, system };
+  }
+}
+
+/** Replaces each `{{name}}` in one pass (values are not scanned again); records names without a value. */
+function fill(template: string, variables: PromptVariables, missing: Set<string>): string {
+  return template.replace(TEMPLATE_VARIABLE, (placeholder: string, name: string) => {
+    const value = Object.hasOwn(variables, name) ? variables[name] : undefined;
+    if (value === undefined || value === null) {
+      missing.add(name);
+      return placeholder;
+    }
+    return String(value);
+  });
+}
+
+/** `fill` applied to every string of a JSON value; returns a new, unfrozen value. */
+function fillJson(value: JsonValue, variables: PromptVariables, missing: Set<string>): JsonValue {
+  if (typeof value === 'string') return fill(value, variables, missing);
+  if (Array.isArray(value)) return value.map((v) => fillJson(v, variables, missing));
+  if (value !== null && typeof value === 'object') {
+    const out: { [key: string]: JsonValue } = {};
+    for (const [k, v] of Object.entries(value)) out[k] = fillJson(v, variables, missing);
+    return out;
+  }
+  return value;
+}
+
+/** Freezes a decoded item's content so one caller cannot change what the next one is served. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,112 @@
+/** render() of TEXT and CHAT prompts read from DynamoDB Local. */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { chatContent, publish, textContent } from './fixtures';
+import { ChatPrompt, PromptClient, PromptRenderError, TextPrompt } from '../../src/runtime';
+import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
+
+let ddb: DynamoDBClient;
+let table: string;
+let prompts: PromptClient;
+
+beforeAll(async () => {
+  ddb = localDynamoDBClient();
+  table = await createServingTable(ddb);
+  await publish(ddb, table, 'text', 1, textContent('Dear {{ name }}, your order {{order.id}} ships in {{days}} days. {{name}}!'));
+  await publish(ddb, table, 'chat', 1, chatContent('You support {{product}}.', ['Hi, I am {{name}}.', '{{question}}']));
+  prompts = new PromptClient({ tableName: table, dynamoDBClient: ddb });
+});
+
+afterAll(async () => {
+  await deleteTable(ddb, table);
+  ddb.destroy();
+});
+
+async function text(): Promise<TextPrompt> {
+  const prompt = await prompts.getPrompt('text');
+  if (prompt.templateType !== 'TEXT') throw new Error('expected TEXT');
+  return prompt;
+}
+
+async function chat(): Promise<ChatPrompt> {
+  const prompt = await prompts.getPrompt('chat');
+  if (prompt.templateType !== 'CHAT') throw new Error('expected CHAT');
+  return prompt;
+}
+
+test('TEXT: fills every placeholder, spaces inside braces allowed, numbers printed', async () => {
+  // WHEN
+  const out = (await text()).render({ 'name': 'Ana', 'order.id': 'A-17', 'days': 3 });
+  // THEN
+  expect(out).toBe('Dear Ana, your order A-17 ships in 3 days. Ana!');
+});
+
+test('TEXT: values are inserted verbatim, never scanned for placeholders again', async () => {
+  // WHEN
+  const out = (await text()).render({ 'name': '{{days}}', 'order.id': '$&', 'days': 1 });
+  // THEN
+  expect(out).toBe('Dear {{days}}, your order $& ships in 1 days. {{days}}!');
+});
+
+/** The error `fn` throws. */
+function thrown(fn: () => unknown): PromptRenderError {
+  try {
+    fn();
+  } catch (e) {
+    return e as PromptRenderError;
+  }
+  throw new Error('expected a throw');
+}
+
+test('TEXT: throws PromptRenderError naming every missing variable', async () => {
+  // GIVEN
+  const prompt = await text();
+  // WHEN
+  const error = thrown(() => prompt.render({ name: 'Ana', days: null }));
+  // THEN
+  expect(error).toBeInstanceOf(PromptRenderError);
+  expect(error.name).toBe('PromptRenderError');
+  expect(error.message).toBe("cannot render prompt 'text': missing variables 'order.id', 'days'");
+  expect(error.missingVariables).toEqual(['order.id', 'days']);
+});
+
+test('TEXT: inherited object properties are not values', async () => {
+  // GIVEN
+  await publish(ddb, table, 'proto', 1, textContent('{{constructor}} {{toString}}'));
+  const prompt = await prompts.getPrompt('proto');
+  // THEN
+  expect(thrown(() => prompt.render({})).missingVariables).toEqual(['constructor', 'toString']);
+});
+
+test('CHAT: fills system and messages, returning new arrays and leaving the prompt unchanged', async () => {
+  // GIVEN
+  const prompt = await chat();
+  // WHEN
+  const out = prompt.render({ product: 'Widgets', name: 'Ana', question: 'Where is my order?' });
+  // THEN
+  expect(out).toEqual({
+    system: [{ text: 'You support Widgets.' }],
+    messages: [
+      { role: 'user', content: [{ text: 'Hi, I am Ana.' }] },
+      { role: 'user', content: [{ text: 'Where is my order?' }] },
+    ],
+  });
+  expect(prompt.messages[0]).toEqual({ role: 'user', content: [{ text: 'Hi, I am {{name}}.' }] });
+});
+
+test('CHAT: throws PromptRenderError naming every missing variable across system and messages', async () => {
+  // GIVEN
+  const prompt = await chat();
+  // WHEN
+  const error = thrown(() => prompt.render({ name: 'Ana' }));
+  // THEN
+  expect(error).toBeInstanceOf(PromptRenderError);
+  expect(error.missingVariables).toEqual(['product', 'question']);
+});
+
+test('served prompts are frozen: one caller cannot change what the next is served', async () => {
+  // GIVEN
+  const prompt = await chat();
+  // THEN
+  expect(() => { (prompt.messages as unknown[]).push('x'); }).toThrow(TypeError);
+  expect(() => { (prompt.system[0] as { text: string }).text = 'x'; }).toThrow(TypeError);
+});
