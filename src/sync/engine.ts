@@ -23,6 +23,12 @@ export interface SyncEngineOptions {
   readonly concurrency?: number;
   /** Clock for `synced_at`. @default () => new Date() */
   readonly now?: () => Date;
+  /**
+   * Epoch milliseconds after which a full sync starts no further prompt: the rest are reported as
+   * `deferred` and picked up by the next sync (unchanged prompts cost it nothing). Lets a first sync of a
+   * large account finish inside the Lambda timeout. @default - no deadline
+   */
+  readonly deadline?: number;
 }
 
 /** A prompt that could not be synced, and why. `retryable` failures (throttling, network) may heal on retry. */
@@ -40,6 +46,10 @@ export interface SyncReport {
   readonly written: number;
   readonly deleted: number;
   readonly failed: number;
+  /** Listed prompts not looked at because the deadline passed; the next sync takes them. */
+  readonly deferred: number;
+  /** Whether every listed prompt was looked at (and deletions were checked). */
+  readonly complete: boolean;
   readonly writtenIds: string[];
   readonly deletedIds: string[];
   readonly failures: SyncFailure[];
@@ -63,18 +73,21 @@ export class SyncEngine {
   private readonly source: PromptSourceReader;
   private readonly concurrency: number;
   private readonly now: () => Date;
+  private readonly deadline: number | undefined;
 
   constructor(options: SyncEngineOptions) {
     this.store = new ServingTableStore(options.dynamoDBClient, options.tableName);
     this.source = options.source;
     this.concurrency = options.concurrency ?? DEFAULT_SYNC_CONCURRENCY;
     this.now = options.now ?? (() => new Date());
+    this.deadline = options.deadline;
   }
 
   /**
    * Reconciles the whole table with the source: new and changed prompts are written, unchanged ones cost
    * a compare, prompts gone from the source are marked DELETED, and the catalog is rebuilt when membership
-   * changed. Throws only when the source cannot be listed at all.
+   * changed. Throws only when the source cannot be listed at all. Past the deadline, remaining prompts are
+   * deferred and deletions are left to the next complete sync.
    */
   async fullSync(): Promise<SyncReport> {
     const started = Date.now();
@@ -90,7 +103,12 @@ export class SyncEngine {
     for (const failure of listing.failures) {
       outcomes.set(failure.id, { kind: 'failed', reason: failure.reason, retryable: false });
     }
+    let deferred = 0;
     await forEachLimit(listing.prompts, this.concurrency, async (summary) => {
+      if (this.deadline !== undefined && Date.now() >= this.deadline) {
+        deferred++;
+        return;
+      }
       outcomes.set(summary.id, await this.syncOne(summary.id, summary, pointers.get(summary.id)));
     });
 
@@ -99,7 +117,7 @@ export class SyncEngine {
     const activeListed = [...ids, ...unreadable].filter((id) => pointers.get(id)?.status === STATUS_ACTIVE);
     const catalogTrusted = catalog !== undefined && catalog.count === activeListed.length
       && activeListed.every((id) => bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
-    if (!catalogTrusted) {
+    if (!catalogTrusted && deferred === 0) {
       const keep = new Set([...ids, ...unreadable]);
       const gone = (await this.store.scanActiveIds()).filter((id) => !keep.has(id));
       const goneStates = await this.store.getPointers(gone);
@@ -108,9 +126,9 @@ export class SyncEngine {
       });
     }
 
-    const membershipChanged = !catalogTrusted || [...outcomes.values()].some(changesMembership);
+    const membershipChanged = (deferred === 0 && !catalogTrusted) || [...outcomes.values()].some(changesMembership);
     const catalogUpdated = membershipChanged ? await this.store.rebuildCatalog(this.timestamp()) : false;
-    return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started);
+    return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, deferred);
   }
 
   /** Syncs one prompt (e.g. after a CloudTrail event): written, unchanged, or marked DELETED. */
@@ -220,7 +238,9 @@ export class SyncEngine {
     return this.now().toISOString();
   }
 
-  private report(mode: SyncReport['mode'], scanned: number, outcomes: Map<string, Outcome>, catalogUpdated: boolean, started: number): SyncReport {
+  private report(
+    mode: SyncReport['mode'], scanned: number, outcomes: Map<string, Outcome>, catalogUpdated: boolean, started: number, deferred = 0,
+  ): SyncReport {
     const writtenIds: string[] = [];
     const deletedIds: string[] = [];
     const failures: SyncFailure[] = [];
@@ -241,6 +261,8 @@ export class SyncEngine {
       written: writtenIds.length,
       deleted: deletedIds.length,
       failed: failures.length,
+      deferred,
+      complete: deferred === 0,
       writtenIds,
       deletedIds,
       failures,

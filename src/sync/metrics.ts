@@ -12,7 +12,7 @@ export function emfRecord(namespace: string, tableName: string, report: SyncRepo
     [SyncMetric.sourceThrottles]: report.sourceThrottles,
     [SyncMetric.duration]: report.durationMs,
   };
-  if (report.mode === 'full') values[SyncMetric.fullSyncSucceeded] = 1;
+  if (report.mode === 'full' && report.complete) values[SyncMetric.fullSyncSucceeded] = 1;
   return {
     _aws: {
       Timestamp: now,

@@ -38,16 +38,26 @@ export class SyncRetryableError extends Error {
   }
 }
 
-export async function handler(event: unknown): Promise<SyncReport | { ignored: string }> {
+/** The part of the Lambda context the handler uses. */
+interface InvocationContext {
+  getRemainingTimeInMillis(): number;
+}
+
+/** Time kept back from the Lambda timeout to finish the prompts under way, the catalog and the report. */
+const FINISH_MARGIN_MS = 60_000;
+
+export async function handler(event: unknown, context?: InvocationContext): Promise<SyncReport | { ignored: string }> {
   const request = classify(event);
+  const remaining = context?.getRemainingTimeInMillis();
+  const deadline = remaining === undefined ? undefined : Date.now() + remaining - Math.min(FINISH_MARGIN_MS, remaining / 4);
   switch (request.kind) {
     case 'ignored':
       log('info', 'event ignored', { reason: request.reason });
       return { ignored: request.reason };
     case 'custom-resource':
-      return onCustomResource(request.event);
+      return onCustomResource(request.event, deadline);
     case 'full':
-      return run('full sync', (engine) => engine.fullSync(), { trigger: request.trigger });
+      return run('full sync', (engine) => engine.fullSync(), { trigger: request.trigger }, deadline);
     case 'prompt': {
       const allowed = sourceOptions().promptIds;
       if (allowed && !allowed.includes(request.promptId)) {
@@ -65,7 +75,7 @@ export async function handler(event: unknown): Promise<SyncReport | { ignored: s
   }
 }
 
-async function onCustomResource(event: CustomResourceEvent): Promise<SyncReport | { ignored: string }> {
+async function onCustomResource(event: CustomResourceEvent, deadline: number | undefined): Promise<SyncReport | { ignored: string }> {
   const physicalId = event.PhysicalResourceId ?? `${requireEnv(Env.tableName)}-sync`;
   if (event.RequestType === 'Delete') {
     await sendCfnResponse(event, { Status: 'SUCCESS', PhysicalResourceId: physicalId });
@@ -73,7 +83,9 @@ async function onCustomResource(event: CustomResourceEvent): Promise<SyncReport 
   }
   let report: SyncReport;
   try {
-    report = await run('deploy-time full sync', (engine) => engine.fullSync(), { trigger: 'deploy' });
+    // A first sync of a large account may not fit one invocation: the deploy succeeds with what was
+    // copied, reports the rest as Deferred, and the schedule finishes the job.
+    report = await run('deploy-time full sync', (engine) => engine.fullSync(), { trigger: 'deploy' }, deadline);
   } catch (err) {
     await sendCfnResponse(event, { Status: 'FAILED', Reason: `sync failed: ${(err as Error).message}`, PhysicalResourceId: physicalId });
     throw err;
@@ -81,14 +93,18 @@ async function onCustomResource(event: CustomResourceEvent): Promise<SyncReport 
   await sendCfnResponse(event, {
     Status: 'SUCCESS',
     PhysicalResourceId: physicalId,
-    Data: { Written: report.written, Unchanged: report.unchanged, Deleted: report.deleted, Failed: report.failed },
+    Data: {
+      Written: report.written, Unchanged: report.unchanged, Deleted: report.deleted, Failed: report.failed, Deferred: report.deferred,
+    },
   });
   return report;
 }
 
-async function run(what: string, sync: (engine: SyncEngine) => Promise<SyncReport>, context: Record<string, unknown>): Promise<SyncReport> {
+async function run(
+  what: string, sync: (engine: SyncEngine) => Promise<SyncReport>, context: Record<string, unknown>, deadline?: number,
+): Promise<SyncReport> {
   const tableName = requireEnv(Env.tableName);
-  const engine = new SyncEngine({ dynamoDBClient, tableName, source: createSource() });
+  const engine = new SyncEngine({ dynamoDBClient, tableName, source: createSource(), deadline });
   try {
     const report = await sync(engine);
     console.log(JSON.stringify(emfRecord(process.env[Env.metricsNamespace] ?? DEFAULT_METRICS_NAMESPACE, tableName, report)));

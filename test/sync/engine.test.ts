@@ -210,6 +210,20 @@ describe('full sync from a prompts directory into DynamoDB Local', () => {
       expect(bloomMightContain(catalog.bloom, catalog.bloom_bits, catalog.bloom_hashes, id)).toBe(true);
     }
   });
+
+  test('past its deadline a full sync defers the remaining prompts, and the next sync takes them', async () => {
+    // GIVEN
+    for (const id of ['a', 'b', 'c']) file(`${id}.md`, id);
+    const late = new SyncEngine({ dynamoDBClient: client, tableName, source: new DirectoryPromptSource(dir), deadline: Date.now() - 1 });
+    // WHEN
+    const partial = await late.fullSync();
+    const scansOfPartial = counter.count('Scan');
+    const next = await engine().fullSync();
+    // THEN
+    expect(partial).toMatchObject({ scanned: 3, written: 0, deferred: 3, complete: false, catalogUpdated: false });
+    expect(scansOfPartial).toBe(0); // deletions are left to the next complete sync
+    expect(next).toMatchObject({ written: 3, deferred: 0, complete: true, catalogUpdated: true });
+  });
 });
 
 describe('targeted sync of one prompt', () => {

@@ -181,9 +181,22 @@ describe('deploy-time custom resource', () => {
         LogicalResourceId: 'InitialSync',
         StackId: 'stack',
         PhysicalResourceId: `${tableName}-sync`,
-        Data: { Written: 3, Unchanged: 0, Deleted: 0, Failed: 0 },
+        Data: { Written: 3, Unchanged: 0, Deleted: 0, Failed: 0, Deferred: 0 },
       }),
     }]);
+  });
+
+  test('a first sync that cannot finish in time still answers SUCCESS and defers the rest to the schedule', async () => {
+    // GIVEN an invocation with less time left than the handler keeps back to finish
+    seedPublished(standIn, 3);
+    const context = { getRemainingTimeInMillis: () => 1 };
+    // WHEN
+    const report = await loadHandler()(request('Create'), context);
+    // THEN
+    expect(report).toMatchObject({ deferred: 3, written: 0, complete: false });
+    expect(responses[0].body).toMatchObject({ Status: 'SUCCESS', Data: { Written: 0, Deferred: 3 } });
+    const emf = logs.map((l) => JSON.parse(l)).find((l) => l._aws);
+    expect(emf[SyncMetric.fullSyncSucceeded]).toBeUndefined();
   });
 
   test('Delete answers SUCCESS without touching the table', async () => {
