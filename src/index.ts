@@ -1,1 +1,4 @@
-export {};
+export * from './alarms';
+export * from './prompt-serving-table';
+export * from './prompt-serving-table-props';
+export * from './prompt-source';

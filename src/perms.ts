@@ -1,0 +1,65 @@
+/**
+ * IAM actions granted by `PromptServingTable`, kept as data so that the grants, their docstrings, the ADR
+ * (docs/adr/0001-grant-read.md) and the tests read from one list.
+ *
+ * DynamoDB authorizes `TransactWriteItems` per contained action: a `Put` needs `dynamodb:PutItem`, an `Update`
+ * `dynamodb:UpdateItem` and a `ConditionCheck` `dynamodb:ConditionCheckItem`; there is no
+ * `dynamodb:TransactWriteItems` action ("Using IAM with DynamoDB transactions", Amazon DynamoDB Developer Guide).
+ */
+
+/** What a reader of the serving table needs: one `GetItem` per prompt, `BatchGetItem`, history by `Query`. */
+export const READ_DATA_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+];
+
+/**
+ * What activating (rolling back to) an older version needs (`cdk-prompt-serving/admin`, the CLI): read the
+ * pointer and the version (`GetItem`), list the history (`Query`), write the guarded pointer (`PutItem`).
+ */
+export const ACTIVATE_DATA_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:PutItem',
+];
+
+/**
+ * What the sync engine calls: `GetItem` (a pointer, the catalog), `BatchGetItem` (pointers), `Scan` (ACTIVE
+ * pointers, only when catalog membership may have changed), `PutItem` (the catalog, and the two guarded `Put`s
+ * of each `TransactWriteItems`), `UpdateItem` (source bookkeeping, `DELETED` marks). No `DeleteItem`: history
+ * is never deleted.
+ */
+export const SYNC_DATA_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Scan',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+];
+
+/** Customer managed key actions for reading a table encrypted with that key. */
+export const KEY_READ_ACTIONS = [
+  'kms:Decrypt',
+];
+
+/** Customer managed key actions for reading and writing a table encrypted with that key. */
+export const KEY_WRITE_ACTIONS = [
+  'kms:Decrypt',
+  'kms:Encrypt',
+  'kms:GenerateDataKey',
+];
+
+/**
+ * Listing prompts. `ListPrompts` without a `promptIdentifier` lists the whole account and Region and has no
+ * resource type, so it needs `Resource: *` (Service Authorization Reference, Amazon Bedrock: the `prompt`
+ * resource type is optional for this action).
+ */
+export const BEDROCK_LIST_ACTIONS = [
+  'bedrock:ListPrompts',
+];
+
+/** Reading a prompt or one of its versions (`prompt/<id>` and `prompt/<id>:<version>`). */
+export const BEDROCK_READ_ACTIONS = [
+  'bedrock:GetPrompt',
+];

@@ -1,0 +1,130 @@
+import { Annotations, Duration, RemovalPolicy, Size, SizeRoundingBehavior, Stack } from 'aws-cdk-lib';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type { IConstruct } from 'constructs';
+import { invalidProp, isUnresolved } from './errors';
+
+/** Shortest reconcile interval: EventBridge `rate()` schedules count whole minutes. */
+export const MIN_SYNC_SCHEDULE = Duration.minutes(1);
+/** Longest reconcile interval: a serving copy older than a day is drift, not caching. */
+export const MAX_SYNC_SCHEDULE = Duration.days(1);
+/** Lambda's maximum timeout. */
+export const MAX_SYNC_TIMEOUT = Duration.minutes(15);
+/** Lambda's memory range. */
+export const MIN_SYNC_MEMORY_SIZE = Size.mebibytes(128);
+export const MAX_SYNC_MEMORY_SIZE = Size.mebibytes(10_240);
+/** Lambda's maximum retries of an asynchronous invocation. */
+export const MAX_SYNC_RETRY_ATTEMPTS = 2;
+/** DynamoDB table names: 3 to 255 letters, digits, `_`, `-` and `.`. */
+const TABLE_NAME = /^[a-zA-Z0-9_.-]{3,255}$/;
+/** CloudWatch namespaces: up to 255 of these characters, not starting with `AWS/`. */
+const METRICS_NAMESPACE = /^[a-zA-Z0-9 ._\-/#:]{1,255}$/;
+const RESERVED_METRICS_NAMESPACE_PREFIX = 'AWS/';
+
+const ONE_MINUTE_MS = Duration.minutes(1).toMilliseconds();
+const WARNING_PREFIX = 'cdk-prompt-serving';
+
+export function validateTableName(tableName: string | undefined): void {
+  if (tableName !== undefined && !isUnresolved(tableName) && !TABLE_NAME.test(tableName)) {
+    throw invalidProp('tableName', 'be 3 to 255 letters, digits, \'_\', \'-\' or \'.\'', tableName);
+  }
+}
+
+export function validateSyncSchedule(syncSchedule: Duration): void {
+  if (isUnresolved(syncSchedule)) {
+    return;
+  }
+  const ms = syncSchedule.toMilliseconds();
+  if (ms < MIN_SYNC_SCHEDULE.toMilliseconds()) {
+    throw invalidProp('syncSchedule', `be at least ${MIN_SYNC_SCHEDULE.toHumanString()}`, syncSchedule);
+  }
+  if (ms % ONE_MINUTE_MS !== 0) {
+    throw invalidProp('syncSchedule', 'be a whole number of minutes', syncSchedule);
+  }
+  if (ms > MAX_SYNC_SCHEDULE.toMilliseconds()) {
+    throw invalidProp('syncSchedule', `be at most ${MAX_SYNC_SCHEDULE.toHumanString()}`, syncSchedule);
+  }
+}
+
+export function validateSyncTimeout(syncTimeout: Duration): void {
+  if (isUnresolved(syncTimeout)) {
+    return;
+  }
+  if (syncTimeout.toMilliseconds() < 1000 || syncTimeout.toMilliseconds() % 1000 !== 0) {
+    throw invalidProp('syncTimeout', 'be a whole number of seconds, at least 1 second', syncTimeout);
+  }
+  if (syncTimeout.toMilliseconds() > MAX_SYNC_TIMEOUT.toMilliseconds()) {
+    throw invalidProp('syncTimeout', `be at most ${MAX_SYNC_TIMEOUT.toHumanString()}`, syncTimeout);
+  }
+}
+
+export function validateSyncMemorySize(syncMemorySize: Size): void {
+  if (isUnresolved(syncMemorySize)) {
+    return;
+  }
+  const mebibytes = syncMemorySize.toMebibytes({ rounding: SizeRoundingBehavior.NONE });
+  const min = MIN_SYNC_MEMORY_SIZE.toMebibytes();
+  const max = MAX_SYNC_MEMORY_SIZE.toMebibytes();
+  if (!Number.isInteger(mebibytes) || mebibytes < min || mebibytes > max) {
+    throw invalidProp('syncMemorySize', `be a whole number of MiB from ${min} to ${max}`, syncMemorySize);
+  }
+}
+
+export function validateSyncRetryAttempts(syncRetryAttempts: number): void {
+  if (isUnresolved(syncRetryAttempts)) {
+    return;
+  }
+  if (!Number.isInteger(syncRetryAttempts) || syncRetryAttempts < 0 || syncRetryAttempts > MAX_SYNC_RETRY_ATTEMPTS) {
+    throw invalidProp('syncRetryAttempts', `be 0, 1 or ${MAX_SYNC_RETRY_ATTEMPTS}`, syncRetryAttempts);
+  }
+}
+
+export function validateMetricsNamespace(metricsNamespace: string): void {
+  if (isUnresolved(metricsNamespace)) {
+    return;
+  }
+  if (!METRICS_NAMESPACE.test(metricsNamespace)) {
+    throw invalidProp('metricsNamespace', 'be 1 to 255 letters, digits, spaces or any of . - _ / # :', metricsNamespace);
+  }
+  if (metricsNamespace.startsWith(RESERVED_METRICS_NAMESPACE_PREFIX)) {
+    throw invalidProp('metricsNamespace', `not start with '${RESERVED_METRICS_NAMESPACE_PREFIX}'`, metricsNamespace,
+      'That prefix is reserved for AWS services');
+  }
+}
+
+export function validateEncryptionKey(scope: IConstruct, encryptionKey: kms.IKey | undefined): void {
+  if (encryptionKey && isUnresolved(Stack.of(scope).region)) {
+    // Not invalidProp: the offending value is the stack's environment, not the prop.
+    throw new Error('`encryptionKey` must be used in a stack with an explicit region, got a region-agnostic stack. '
+      + 'Set `env: { region }` on the stack: DynamoDB global tables name the key per replica Region');
+  }
+}
+
+export function validateDashboardProps(createDashboard: boolean | undefined, dashboardName: string | undefined): void {
+  if (createDashboard === false && dashboardName !== undefined) {
+    throw invalidProp('dashboardName', 'be left unset when `createDashboard` is false', dashboardName,
+      'Remove one of the two');
+  }
+}
+
+/** Settings that synthesize but are probably not what the user wants: warnings, acknowledgeable by id. */
+export interface SoftIssueSettings {
+  readonly deletionProtection: boolean;
+  readonly pointInTimeRecovery: boolean;
+  readonly removalPolicy: RemovalPolicy;
+  readonly sourceChangeIgnored: boolean;
+}
+
+export function warnAboutSoftIssues(scope: IConstruct, settings: SoftIssueSettings): void {
+  const warn = (id: string, message: string) => Annotations.of(scope).addWarningV2(`${WARNING_PREFIX}:${id}`, message);
+  if (!settings.deletionProtection) {
+    warn('deletionProtectionOff', '`deletionProtection` is off: a stack update or a person can delete the serving table and every prompt version in it');
+  } else if (settings.removalPolicy === RemovalPolicy.DESTROY) {
+    warn('deletionProtectionBlocksDestroy', '`removalPolicy` is DESTROY but `deletionProtection` is on: deleting the stack fails until `deletionProtection` is turned off');
+  }
+  if (!settings.pointInTimeRecovery) {
+    warn('pointInTimeRecoveryOff', '`pointInTimeRecovery` is off: the table cannot be restored to an earlier point in time');
+  }
+  if (settings.sourceChangeIgnored) {
+    warn('syncOnSourceChangeIgnored', '`syncOnSourceChange` has no effect for a directory source: deploying a changed directory syncs it');
+  }
+}

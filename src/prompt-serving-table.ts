@@ -1,0 +1,341 @@
+import { Duration, RemovalPolicy, Size, Token } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ACTIVATE_DATA_ACTIONS, KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, READ_DATA_ACTIONS } from './perms';
+import { invalidProp } from './private/errors';
+import { createServingAlarms } from './private/serving-alarms';
+import { createServingDashboard } from './private/serving-dashboard';
+import { createDeadLetterQueue, createSyncFunction } from './private/sync-runtime';
+import { addSyncTriggers } from './private/sync-triggers';
+import {
+  validateDashboardProps,
+  validateEncryptionKey,
+  validateMetricsNamespace,
+  validateSyncMemorySize,
+  validateSyncRetryAttempts,
+  validateSyncSchedule,
+  validateSyncTimeout,
+  validateTableName,
+  warnAboutSoftIssues,
+} from './private/validate-props';
+import type { PromptServingTableProps } from './prompt-serving-table-props';
+import { CATALOG_ID, DEFAULT_METRICS_NAMESPACE, Env, isValidPromptId, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
+
+const DEFAULT_SYNC_SCHEDULE = Duration.minutes(15);
+const DEFAULT_SYNC_TIMEOUT = Duration.minutes(10);
+const DEFAULT_SYNC_MEMORY_SIZE = Size.mebibytes(512);
+const DEFAULT_SYNC_RETRY_ATTEMPTS = 2;
+const DEFAULT_SYNC_LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
+const DEFAULT_METRIC_PERIOD = Duration.minutes(5);
+
+const { GET_ITEM, BATCH_GET_ITEM, QUERY, SCAN, PUT_ITEM, UPDATE_ITEM, TRANSACT_WRITE_ITEMS } = dynamodb.Operation;
+/** The operations whose throttling readers and the sync feel; summed by `metricThrottledRequestsForOperations`. */
+const THROTTLE_OPERATIONS = [GET_ITEM, BATCH_GET_ITEM, QUERY, TRANSACT_WRITE_ITEMS];
+/** Every operation the library calls; summed by `metricSystemErrorsForOperations` (CloudWatch allows 10 per expression). */
+const TABLE_OPERATIONS = [GET_ITEM, BATCH_GET_ITEM, QUERY, SCAN, PUT_ITEM, UPDATE_ITEM, TRANSACT_WRITE_ITEMS];
+
+/** Options for `PromptServingTable.grantRead()`. */
+export interface PromptServingGrantReadOptions {
+  /**
+   * Restrict the grantee to these prompt ids (and the `#catalog` item readers check first).
+   *
+   * Adds a `ForAllValues:StringEquals` condition on `dynamodb:LeadingKeys`. Limits: the grant is per prompt
+   * (every version of a listed prompt is readable); a `BatchGetItem` with any unlisted id is denied as a
+   * whole; the catalog reveals whether other ids exist (never their content); the KMS grant cannot be scoped
+   * by prompt; each id adds its length plus a few characters to the grantee's policy, which IAM limits to
+   * 10,240 characters per role; and a broader grant to the same principal still applies, since IAM adds them up.
+   *
+   * @default - every prompt in the table
+   */
+  readonly promptIds?: string[];
+}
+
+/**
+ * A DynamoDB table serving prompts, kept in sync with their source of truth by a sync function.
+ *
+ * Reads go to the table instead of the prompt-management API, so they scale with DynamoDB rather than with
+ * Bedrock's 10 requests per second per account. The sync writes only prompts whose content changed.
+ */
+export class PromptServingTable extends Construct {
+  /** The serving table: partition key `prompt_id`, sort key `version` (both strings). */
+  public readonly table: dynamodb.TableV2;
+
+  /** The function that copies prompts from the source into the table. */
+  public readonly syncFunction: lambda.Function;
+
+  /** Where sync events go after every retry failed: the sync function's and its EventBridge targets'. */
+  public readonly deadLetterQueue: sqs.IQueue;
+
+  /** The alarms this construct created (none when `createAlarms` is false). */
+  public readonly alarms: cloudwatch.Alarm[];
+
+  /** The dashboard, when `createDashboard` or `dashboardName` asked for one. */
+  public readonly dashboard?: cloudwatch.Dashboard;
+
+  private readonly metricsNamespace: string;
+
+  constructor(scope: Construct, id: string, props: PromptServingTableProps) {
+    super(scope, id);
+
+    const syncSchedule = props.syncSchedule ?? DEFAULT_SYNC_SCHEDULE;
+    const syncTimeout = props.syncTimeout ?? DEFAULT_SYNC_TIMEOUT;
+    const syncMemorySize = props.syncMemorySize ?? DEFAULT_SYNC_MEMORY_SIZE;
+    const syncRetryAttempts = props.syncRetryAttempts ?? DEFAULT_SYNC_RETRY_ATTEMPTS;
+    const deletionProtection = props.deletionProtection ?? true;
+    const pointInTimeRecovery = props.pointInTimeRecovery ?? true;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.metricsNamespace = props.metricsNamespace ?? DEFAULT_METRICS_NAMESPACE;
+
+    validateTableName(props.tableName);
+    validateSyncSchedule(syncSchedule);
+    validateSyncTimeout(syncTimeout);
+    validateSyncMemorySize(syncMemorySize);
+    validateSyncRetryAttempts(syncRetryAttempts);
+    validateMetricsNamespace(this.metricsNamespace);
+    validateEncryptionKey(this, props.encryptionKey);
+    validateDashboardProps(props.createDashboard, props.dashboardName);
+
+    const source = props.source._bind(this);
+    warnAboutSoftIssues(this, {
+      deletionProtection,
+      pointInTimeRecovery,
+      removalPolicy,
+      sourceChangeIgnored: props.syncOnSourceChange === true && !source.changeEventPattern,
+    });
+
+    this.table = new dynamodb.TableV2(this, 'Table', {
+      tableName: props.tableName,
+      partitionKey: { name: PARTITION_KEY, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: SORT_KEY, type: dynamodb.AttributeType.STRING },
+      billing: props.billing ?? dynamodb.Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: pointInTimeRecovery },
+      deletionProtection,
+      removalPolicy,
+      encryption: props.encryptionKey ? dynamodb.TableEncryptionV2.customerManagedKey(props.encryptionKey) : undefined,
+    });
+
+    this.deadLetterQueue = createDeadLetterQueue(this);
+    this.syncFunction = createSyncFunction(this, {
+      table: this.table,
+      encryptionKey: props.encryptionKey,
+      source,
+      metricsNamespace: this.metricsNamespace,
+      timeout: syncTimeout,
+      memorySize: syncMemorySize,
+      logRetention: props.syncLogRetention ?? DEFAULT_SYNC_LOG_RETENTION,
+      retryAttempts: syncRetryAttempts,
+      deadLetterQueue: this.deadLetterQueue,
+    });
+    addSyncTriggers(this, {
+      fn: this.syncFunction,
+      table: this.table,
+      source,
+      schedule: syncSchedule,
+      onSourceChange: props.syncOnSourceChange ?? true,
+      onDeploy: props.syncOnDeploy ?? true,
+      timeout: syncTimeout,
+      retryAttempts: syncRetryAttempts,
+      deadLetterQueue: this.deadLetterQueue,
+    });
+
+    this.alarms = createServingAlarms(this, props, syncSchedule);
+    if (props.createDashboard ?? props.dashboardName !== undefined) {
+      this.dashboard = createServingDashboard(this, props.dashboardName);
+    }
+  }
+
+  /**
+   * Permits `grantee` to read prompts: `dynamodb:GetItem`, `dynamodb:BatchGetItem` and `dynamodb:Query` on
+   * the table (no `Scan`, no indexes, no streams), plus `kms:Decrypt` on `encryptionKey` when the table has a
+   * customer managed key. IAM only: it sets no environment variable (see `addReader`).
+   *
+   * With `promptIds`, the table actions carry a `dynamodb:LeadingKeys` condition (see
+   * `PromptServingGrantReadOptions`).
+   */
+  public grantRead(grantee: iam.IGrantable, options: PromptServingGrantReadOptions = {}): iam.Grant {
+    const conditions = options.promptIds
+      ? { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...scopedPromptIds(options.promptIds), CATALOG_ID] } }
+      : undefined;
+    return this.grantOnTable(grantee, READ_DATA_ACTIONS, KEY_READ_ACTIONS, conditions);
+  }
+
+  /**
+   * Permits `grantee` to make an older version current again (`cdk-prompt-serving/admin` and the
+   * `cdk-prompt-serving` CLI): `dynamodb:GetItem`, `dynamodb:Query` and `dynamodb:PutItem` on the table, plus
+   * `kms:Decrypt`, `kms:Encrypt` and `kms:GenerateDataKey` on `encryptionKey` when the table has a customer
+   * managed key. `PutItem` cannot be limited to pointer items by IAM: grant it to operators, not to readers.
+   */
+  public grantActivate(grantee: iam.IGrantable): iam.Grant {
+    return this.grantOnTable(grantee, ACTIVATE_DATA_ACTIONS, KEY_WRITE_ACTIONS);
+  }
+
+  /**
+   * Makes `fn` a reader in one call: sets its `PROMPT_SERVING_TABLE_NAME` environment variable (which the
+   * runtime client reads) and calls `grantRead(fn, options)`.
+   */
+  public addReader(fn: lambda.Function, options: PromptServingGrantReadOptions = {}): iam.Grant {
+    fn.addEnvironment(Env.tableName, this.table.tableName);
+    return this.grantRead(fn, options);
+  }
+
+  /** DynamoDB `ReadThrottleEvents` of the table: Sum over 5 minutes. */
+  public metricReadThrottleEvents(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.table.metric('ReadThrottleEvents', { statistic: cloudwatch.Stats.SUM, ...props });
+  }
+
+  /** DynamoDB `WriteThrottleEvents` of the table: Sum over 5 minutes. */
+  public metricWriteThrottleEvents(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.table.metric('WriteThrottleEvents', { statistic: cloudwatch.Stats.SUM, ...props });
+  }
+
+  /** DynamoDB `ThrottledRequests` of one operation on the table: Sum over 5 minutes. */
+  public metricThrottledRequestsForOperation(operation: dynamodb.Operation, props?: cloudwatch.MetricOptions): cloudwatch.IMetric {
+    return this.table.metricThrottledRequestsForOperation(operation, props);
+  }
+
+  /**
+   * DynamoDB `ThrottledRequests` summed over `GetItem`, `BatchGetItem`, `Query` and `TransactWriteItems`
+   * (a math expression of 4 metrics): Sum over 5 minutes.
+   */
+  public metricThrottledRequestsForOperations(props?: cloudwatch.MetricOptions): cloudwatch.IMetric {
+    return this.sumForOperations('ThrottledRequests', THROTTLE_OPERATIONS, props);
+  }
+
+  /**
+   * DynamoDB `SystemErrors` summed over every operation the library calls: `GetItem`, `BatchGetItem`,
+   * `Query`, `Scan`, `PutItem`, `UpdateItem` and `TransactWriteItems` (a math expression of 7 metrics): Sum
+   * over 5 minutes.
+   */
+  public metricSystemErrorsForOperations(props?: cloudwatch.MetricOptions): cloudwatch.IMetric {
+    return this.sumForOperations('SystemErrors', TABLE_OPERATIONS, props);
+  }
+
+  /** Lambda `Errors` of the sync function (invocations that failed as a whole): Sum over 5 minutes. */
+  public metricSyncFunctionErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncFunction.metricErrors(props);
+  }
+
+  /** Lambda `Throttles` of the sync function: Sum over 5 minutes. */
+  public metricSyncFunctionThrottles(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncFunction.metricThrottles(props);
+  }
+
+  /** Lambda `Duration` of the sync function, in milliseconds: Average over 5 minutes. */
+  public metricSyncFunctionDuration(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncFunction.metricDuration(props);
+  }
+
+  /** `PromptsScanned`: prompts the source listed, per sync: Sum over 5 minutes. */
+  public metricPromptsScanned(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncMetric(SyncMetric.scanned, cloudwatch.Stats.SUM, props);
+  }
+
+  /** `PromptsUnchanged`: prompts whose checksum matched the table, so nothing was written: Sum over 5 minutes. */
+  public metricPromptsUnchanged(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncMetric(SyncMetric.unchanged, cloudwatch.Stats.SUM, props);
+  }
+
+  /** `PromptsWritten`: new versions written (one transaction each): Sum over 5 minutes. */
+  public metricPromptsWritten(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncMetric(SyncMetric.written, cloudwatch.Stats.SUM, props);
+  }
+
+  /** `PromptsDeleted`: prompts marked `DELETED` because they left the source: Sum over 5 minutes. */
+  public metricPromptsDeleted(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncMetric(SyncMetric.deleted, cloudwatch.Stats.SUM, props);
+  }
+
+  /** `PromptsFailed`: prompts that could not be synced (too large, malformed, unreadable): Sum over 5 minutes. */
+  public metricPromptsFailed(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncMetric(SyncMetric.failed, cloudwatch.Stats.SUM, props);
+  }
+
+  /** `SourceThrottles`: throttling responses the sync got from the source (each retried): Sum over 5 minutes. */
+  public metricSourceThrottles(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncMetric(SyncMetric.sourceThrottles, cloudwatch.Stats.SUM, props);
+  }
+
+  /** `SyncDuration`: how long one sync took, in milliseconds: Average over 5 minutes. */
+  public metricSyncDuration(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncMetric(SyncMetric.duration, cloudwatch.Stats.AVERAGE, props);
+  }
+
+  /** `FullSyncSucceeded`: 1 per full sync that completed: Sum over 5 minutes. */
+  public metricFullSyncSucceeded(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.syncMetric(SyncMetric.fullSyncSucceeded, cloudwatch.Stats.SUM, props);
+  }
+
+  /** SQS `ApproximateNumberOfMessagesVisible` of the dead-letter queue: Maximum over 5 minutes. */
+  public metricDeadLetterQueueApproximateNumberOfMessagesVisible(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.deadLetterQueue.metricApproximateNumberOfMessagesVisible(props);
+  }
+
+  private grantOnTable(
+    grantee: iam.IGrantable,
+    tableActions: string[],
+    keyActions: string[],
+    conditions?: Record<string, Record<string, unknown>>,
+  ): iam.Grant {
+    const grant = iam.Grant.addToPrincipalOrResource({
+      grantee,
+      actions: tableActions,
+      resourceArns: [this.table.tableArn],
+      resource: this.table,
+      resourceSelfArns: ['*'],
+      conditions,
+    });
+    const keyGrant = this.table.encryptionKey?.grant(grantee, ...keyActions);
+    return keyGrant ? grant.combine(keyGrant) : grant;
+  }
+
+  private sumForOperations(metricName: string, operations: dynamodb.Operation[], props?: cloudwatch.MetricOptions): cloudwatch.IMetric {
+    const usingMetrics: Record<string, cloudwatch.IMetric> = {};
+    for (const operation of operations) {
+      usingMetrics[operation.toLowerCase()] = this.table.metric(metricName, {
+        statistic: cloudwatch.Stats.SUM,
+        ...props,
+        dimensionsMap: { TableName: this.table.tableName, Operation: operation },
+      });
+    }
+    return new cloudwatch.MathExpression({
+      expression: Object.keys(usingMetrics).join(' + '),
+      usingMetrics,
+      label: `${metricName} (${operations.join(', ')})`,
+      period: props?.period ?? DEFAULT_METRIC_PERIOD,
+    });
+  }
+
+  private syncMetric(metricName: string, statistic: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: this.metricsNamespace,
+      metricName,
+      dimensionsMap: { TableName: this.table.tableName },
+      statistic,
+      period: DEFAULT_METRIC_PERIOD,
+      ...props,
+    });
+  }
+}
+
+/** The ids of a scoped read grant: validated, deduplicated; the catalog item is added by the caller. */
+function scopedPromptIds(promptIds: string[]): string[] {
+  if (Token.isUnresolved(promptIds)) {
+    throw invalidProp('promptIds', 'be a list written in the app, so the catalog id can be added to it', promptIds,
+      'Its entries may be tokens');
+  }
+  if (promptIds.length === 0) {
+    throw invalidProp('promptIds', 'list at least one prompt id', promptIds, 'Omit `promptIds` to grant every prompt');
+  }
+  for (const id of promptIds) {
+    if (!Token.isUnresolved(id) && !isValidPromptId(id)) {
+      throw invalidProp('promptIds', 'hold prompt ids (1 to 1,024 characters, not starting with \'#\')', id,
+        `The catalog item ${CATALOG_ID} is always included`);
+    }
+  }
+  return [...new Set(promptIds)];
+}
