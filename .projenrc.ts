@@ -72,7 +72,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
     devdirs: ['test', 'bench', 'scripts', 'examples'],
     tsconfigPath: './tsconfig.dev.json',
   },
-  gitignore: ['/assets/', '/.tmp/', '/cdk.out/', '*.integ.snapshot/asset.*'],
+  gitignore: ['/assets/', '/.tmp/', '/cdk.out/', '/.jsii.tabl.json'],
   npmIgnoreOptions: { ignorePatterns: ['/bench/', '/scripts/', '/examples/', '/docs/', '/.ci/'] },
 
   githubOptions: { mergify: false },
