@@ -60,10 +60,13 @@ const project = new awscdk.AwsCdkConstructLibrary({
   jestOptions: {
     updateSnapshot: UpdateSnapshot.NEVER,
     passWithNoTests: false,
+    coverageText: false,
     jestConfig: {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
       testTimeout: 60_000,
+      // A one-line summary in the log; the full report goes to coverage/ (lcov).
+      coverageReporters: ['text-summary', 'lcov', 'cobertura'],
       testMatch: ['<rootDir>/@(src|test)/**/*(*.)@(spec|test).ts?(x)'],
     },
   },
@@ -111,6 +114,7 @@ project.eslint?.addRules({
 
 // Type-aware lint for src, test, bench and scripts alike: one explicit program from tsconfig.dev.json (the
 // project service only finds files through a tsconfig.json beside or above them).
+project.tsconfigDev.addInclude('.projenrc.ts');
 const eslintrc = project.tryFindObjectFile('.eslintrc.json');
 eslintrc?.addDeletionOverride('parserOptions.projectService');
 eslintrc?.addOverride('parserOptions.project', './tsconfig.dev.json');
