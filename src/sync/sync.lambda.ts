@@ -46,7 +46,7 @@ interface InvocationContext {
 /** Time kept back from the Lambda timeout to finish the prompts under way, the catalog and the report. */
 const FINISH_MARGIN_MS = 60_000;
 
-export async function handler(event: unknown, context?: InvocationContext): Promise<SyncReport | { ignored: string }> {
+export async function handler(event: unknown, context?: InvocationContext): Promise<SyncReport | { ignored: string } | { failed: string }> {
   const request = classify(event);
   const remaining = context?.getRemainingTimeInMillis();
   const deadline = remaining === undefined ? undefined : Date.now() + remaining - Math.min(FINISH_MARGIN_MS, remaining / 4);
@@ -75,7 +75,9 @@ export async function handler(event: unknown, context?: InvocationContext): Prom
   }
 }
 
-async function onCustomResource(event: CustomResourceEvent, deadline: number | undefined): Promise<SyncReport | { ignored: string }> {
+async function onCustomResource(
+  event: CustomResourceEvent, deadline: number | undefined,
+): Promise<SyncReport | { ignored: string } | { failed: string }> {
   const physicalId = event.PhysicalResourceId ?? `${requireEnv(Env.tableName)}-sync`;
   if (event.RequestType === 'Delete') {
     await sendCfnResponse(event, { Status: 'SUCCESS', PhysicalResourceId: physicalId });
@@ -87,8 +89,10 @@ async function onCustomResource(event: CustomResourceEvent, deadline: number | u
     // copied, reports the rest as Deferred, and the schedule finishes the job.
     report = await run('deploy-time full sync', (engine) => engine.fullSync(), { trigger: 'deploy' }, deadline);
   } catch (err) {
-    await sendCfnResponse(event, { Status: 'FAILED', Reason: `sync failed: ${(err as Error).message}`, PhysicalResourceId: physicalId });
-    throw err;
+    // Answered, not thrown: a thrown error would make Lambda retry the request and answer it twice.
+    const reason = `sync failed: ${(err as Error).message}`;
+    await sendCfnResponse(event, { Status: 'FAILED', Reason: reason, PhysicalResourceId: physicalId });
+    return { failed: reason };
   }
   await sendCfnResponse(event, {
     Status: 'SUCCESS',
