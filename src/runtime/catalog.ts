@@ -27,15 +27,25 @@ export class Catalog {
   ) {}
 
   /**
-   * `false` only if the catalog proves `id` absent. Waits for the first read; later reads past `maxAgeMs`
-   * run in the background while the previous filter keeps answering.
+   * `false` only if the catalog proves `id` absent. Waits for the first read. Past `maxAgeMs`, an id the old
+   * filter admits is answered at once while the catalog is re-read in the background; an id the old filter
+   * rules out waits for the re-read, so a prompt created since is served within `maxAgeMs`, never later.
    */
   async mightContain(id: string, signal: AbortSignal): Promise<boolean> {
     if (this.readAt === undefined) {
       await this.refresh(signal);
-    } else if (Date.now() - this.readAt >= this.maxAgeMs) {
-      void this.refresh();
+      return this.admits(id);
     }
+    if (Date.now() - this.readAt < this.maxAgeMs) return this.admits(id);
+    if (this.admits(id)) {
+      void this.refresh();
+      return true;
+    }
+    await this.refresh(signal);
+    return this.admits(id);
+  }
+
+  private admits(id: string): boolean {
     const filter = this.filter;
     return filter === undefined || bloomMightContain(filter.bytes, filter.bits, filter.hashes, id);
   }

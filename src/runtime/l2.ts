@@ -9,7 +9,7 @@ import { PARTITION_KEY } from '../schema';
  * reject or time out: the client counts the failure in `stats().l2Errors` and reads the table instead.
  *
  * @example
- * // node-redis v4 / ioredis
+ * // node-redis (v4 and later)
  * const l2: PromptCacheL2 = {
  *   get: (key) => redis.get(key),
  *   set: (key, value, ttlSeconds) => redis.set(key, value, { EX: ttlSeconds }),

@@ -53,7 +53,7 @@ afterEach(async () => {
 });
 
 /** Loads a fresh copy of the bundle (its SDK clients read the environment at load time, as in Lambda). */
-function loadHandler(): (event: unknown) => Promise<any> {
+function loadHandler(): (event: unknown, context?: { getRemainingTimeInMillis(): number }) => Promise<any> {
   let handler: any;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh module instance per test
   jest.isolateModules(() => { handler = require(ASSET).handler; });
