@@ -15,7 +15,8 @@ import {
   PromptVersionNotFoundError,
 } from './errors';
 import { PromptHistory, queryHistory } from './history';
-import { ServingTableStore, backoff, sleep } from '../sync/store';
+import { backoffDelay, sleep } from '../sync/pacer';
+import { ServingTableStore } from '../sync/store';
 
 /** Guarded pointer writes an activation tries (re-reading the pointer before each retry) before giving up. */
 export const MAX_ACTIVATION_ATTEMPTS = 3;
@@ -138,7 +139,7 @@ export class PromptAdmin {
         const outcome = await this.activateOver(pointer, promptId, versionNumber, version, options.activatedBy);
         if (outcome !== 'conflict') return outcome;
         if (attempt === MAX_ACTIVATION_ATTEMPTS) throw new ActivationConflictError(promptId, versionNumber, attempt);
-        await sleep(backoff(attempt));
+        await sleep(backoffDelay(attempt, { baseDelayMs: 50, maxDelayMs: 2_000 }));
         pointer = await this.store.getPointerItem(promptId);
       }
     });

@@ -124,9 +124,3 @@ export function sizeProblem(item: Item): string | undefined {
     ? `item is ${size} bytes, over DynamoDB's ${MAX_ITEM_BYTES}-byte (400 KB) item limit; shorten the prompt or move large data out of it`
     : undefined;
 }
-
-/** Content with `input_variables` filled in from the template when the source did not declare them. */
-export function normalizeContent(content: PromptContent): PromptContent {
-  if (content.input_variables !== undefined) return content;
-  return { ...content, input_variables: variablesUsed(content) };
-}

@@ -5,9 +5,9 @@
  * types here, so it runs the same in tests, the demo and the function.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Attr, PromptContent, STATUS_ACTIVE, STATUS_DELETED, bloomMightContain, checksum } from '../schema';
+import { Attr, PromptContent, STATUS_ACTIVE, bloomMightContain, checksum } from '../schema';
 import { contentProblem, pointerItem, sizeProblem, versionItem } from './content';
-import { FetchResult, PromptSourceReader, SourcePrompt, SourceReadError, SourceSummary } from './source';
+import { FetchResult, PromptSourceReader, SourceFailure, SourcePrompt, SourceReadError, SourceSummary } from './source';
 import { PointerState, ServingTableStore } from './store';
 
 /** Prompts fetched and written at once (source calls are paced by the source itself). */
@@ -86,23 +86,17 @@ export class SyncEngine {
   /**
    * Reconciles the whole table with the source: new and changed prompts are written, unchanged ones cost
    * a compare, prompts gone from the source are marked DELETED, and the catalog is rebuilt when membership
-   * changed. Throws only when the source cannot be listed at all. Past the deadline, remaining prompts are
-   * deferred and deletions are left to the next complete sync.
+   * changed. Throws only when the source cannot be listed at all. Deletions are only decided from a complete
+   * view: past the deadline, or when the source could not list every entry, they wait for a later sync.
    */
   async fullSync(): Promise<SyncReport> {
     const started = Date.now();
+    const listedAt = readClock();
     const listing = await this.source.list();
     const ids = listing.prompts.map((p) => p.id);
-    const unreadable = listing.failures.map((f) => f.id);
-    const [pointers, catalog] = await Promise.all([
-      this.store.getPointers([...ids, ...unreadable]),
-      this.store.getCatalog(),
-    ]);
+    const [pointers, catalog] = await Promise.all([this.store.getPointers(ids), this.store.getCatalog()]);
 
     const outcomes = new Map<string, Outcome>();
-    for (const failure of listing.failures) {
-      outcomes.set(failure.id, { kind: 'failed', reason: failure.reason, retryable: false });
-    }
     let deferred = 0;
     await forEachLimit(listing.prompts, this.concurrency, async (summary) => {
       if (this.deadline !== undefined && Date.now() >= this.deadline) {
@@ -112,31 +106,40 @@ export class SyncEngine {
       outcomes.set(summary.id, await this.syncOne(summary.id, summary, pointers.get(summary.id)));
     });
 
-    // Deletions: any ACTIVE pointer the source no longer lists. The catalog's count tells whether there
-    // can be one without scanning: listed ACTIVE pointers == catalog count means none is missing.
-    const activeListed = [...ids, ...unreadable].filter((id) => pointers.get(id)?.status === STATUS_ACTIVE);
+    // Deletions: any ACTIVE pointer the source no longer lists. The catalog's count tells whether there can
+    // be one without scanning: as many listed ACTIVE pointers as the catalog counts (all in its filter) means
+    // none is missing. An unreadable entry may hide any id (a file's id can live inside it), so then none.
+    const complete = deferred === 0 && listing.failures.length === 0;
+    const activeListed = ids.filter((id) => pointers.get(id)?.status === STATUS_ACTIVE);
     const catalogTrusted = catalog !== undefined && catalog.count === activeListed.length
       && activeListed.every((id) => bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
-    if (!catalogTrusted && deferred === 0) {
-      const keep = new Set([...ids, ...unreadable]);
-      const gone = (await this.store.scanActiveIds()).filter((id) => !keep.has(id));
+    if (complete && !catalogTrusted) {
+      const listed = new Set(ids);
+      const gone = (await this.store.scanActiveIds()).filter((id) => !listed.has(id));
       const goneStates = await this.store.getPointers(gone);
       await forEachLimit([...goneStates.values()], this.concurrency, async (state) => {
-        outcomes.set(state.id, await this.deleteOne(state));
+        outcomes.set(state.id, await this.deleteOne(state, listedAt));
       });
     }
 
-    const membershipChanged = (deferred === 0 && !catalogTrusted) || [...outcomes.values()].some(changesMembership);
+    const membershipChanged = (complete && !catalogTrusted) || [...outcomes.values()].some(changesMembership);
     const catalogUpdated = membershipChanged ? await this.store.rebuildCatalog(this.timestamp()) : false;
-    return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, deferred);
+    return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, { deferred, listingFailures: listing.failures });
   }
 
-  /** Syncs one prompt (e.g. after a CloudTrail event): written, unchanged, or marked DELETED. */
+  /**
+   * Syncs one prompt (e.g. after a CloudTrail event): written, unchanged, or marked DELETED. Also repairs
+   * the catalog if an ACTIVE prompt is missing from it (an earlier rebuild that failed or was cut short).
+   */
   async syncPrompt(id: string): Promise<SyncReport> {
     const started = Date.now();
-    const pointer = await this.store.getPointer(id);
+    const [pointer, catalog] = await Promise.all([this.store.getPointer(id), this.store.getCatalog()]);
     const outcome = await this.syncOne(id, undefined, pointer);
-    const catalogUpdated = changesMembership(outcome) ? await this.store.rebuildCatalog(this.timestamp()) : false;
+    const missingFromCatalog = outcome.kind === 'unchanged' && pointer?.status === STATUS_ACTIVE
+      && (catalog === undefined || !bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
+    const catalogUpdated = changesMembership(outcome) || missingFromCatalog
+      ? await this.store.rebuildCatalog(this.timestamp())
+      : false;
     return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started);
   }
 
@@ -181,9 +184,7 @@ export class SyncEngine {
     }
     if (fetched.kind === 'unchanged') {
       if (!pointer || pointer.status !== STATUS_ACTIVE || pointer.sourceRevision === fetched.revision) return { kind: 'unchanged' };
-      const outcome = await this.store.updateSourceMetadata(pointer, {
-        [Attr.sourceRevision]: fetched.revision, [Attr.sourceReadAt]: readAt,
-      });
+      const outcome = await this.store.updateSourceMetadata(pointer, readAt, { [Attr.sourceRevision]: fetched.revision });
       return outcome === 'written' ? { kind: 'unchanged' } : 'conflict';
     }
     const prompt = fetched.prompt;
@@ -192,12 +193,11 @@ export class SyncEngine {
       // The source's content has not changed since the last sync, or is already what is served: keep what
       // is served (this is what leaves an operator's rollback in place) and only note the source's revision.
       if (sum === pointer.sourceChecksum && prompt.revision === pointer.sourceRevision) return { kind: 'unchanged' };
-      const outcome = await this.store.updateSourceMetadata(pointer, {
+      const outcome = await this.store.updateSourceMetadata(pointer, readAt, {
         [Attr.sourceChecksum]: sum,
         [Attr.sourceRevision]: prompt.revision,
         [Attr.sourceVersion]: prompt.sourceVersion,
         [Attr.sourceUpdatedAt]: prompt.updatedAt,
-        [Attr.sourceReadAt]: readAt,
       });
       return outcome === 'written' ? { kind: 'unchanged' } : 'conflict';
     }
@@ -221,17 +221,26 @@ export class SyncEngine {
     });
     const tooBig = sizeProblem(current);
     if (tooBig) return { kind: 'failed', reason: tooBig, retryable: false };
-    const outcome = await this.store.writeVersion(version, current, pointer);
+    const outcome = await this.store.writeVersion(version, current, pointer, readAt);
     return outcome === 'written' ? { kind: 'written', membership: pointer?.status !== STATUS_ACTIVE } : 'conflict';
   }
 
-  private async deleteOne(state: PointerState): Promise<Outcome> {
-    let pointer: PointerState | undefined = state;
-    for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES && pointer?.status === STATUS_ACTIVE; attempt++) {
-      if ((await this.store.markDeleted(pointer, this.timestamp(), readClock())) === 'written') return { kind: 'deleted' };
-      pointer = await this.store.getPointer(state.id);
+  /**
+   * Marks a prompt the listing (taken at `listedAt`) did not contain as DELETED — unless a sync that read the
+   * source after the listing wrote it since (it was created meanwhile): that one knows better.
+   */
+  private async deleteOne(state: PointerState, listedAt: string): Promise<Outcome> {
+    try {
+      let pointer: PointerState | undefined = state;
+      for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
+        if (pointer?.status !== STATUS_ACTIVE || isOlder(listedAt, pointer.sourceReadAt)) return { kind: 'unchanged' };
+        if ((await this.store.markDeleted(pointer, this.timestamp(), listedAt)) === 'written') return { kind: 'deleted' };
+        pointer = await this.store.getPointer(state.id);
+      }
+      return failedOutcome(new Error(`lost ${MAX_CONFLICT_RETRIES + 1} conditional writes while marking it DELETED`));
+    } catch (err) {
+      return failedOutcome(err);
     }
-    return pointer?.status === STATUS_DELETED ? { kind: 'unchanged' } : failedOutcome(new Error('pointer kept changing while marking it DELETED'));
   }
 
   private timestamp(): string {
@@ -239,11 +248,16 @@ export class SyncEngine {
   }
 
   private report(
-    mode: SyncReport['mode'], scanned: number, outcomes: Map<string, Outcome>, catalogUpdated: boolean, started: number, deferred = 0,
+    mode: SyncReport['mode'],
+    scanned: number,
+    outcomes: Map<string, Outcome>,
+    catalogUpdated: boolean,
+    started: number,
+    extra: { deferred?: number; listingFailures?: readonly SourceFailure[] } = {},
   ): SyncReport {
     const writtenIds: string[] = [];
     const deletedIds: string[] = [];
-    const failures: SyncFailure[] = [];
+    const failures: SyncFailure[] = (extra.listingFailures ?? []).map((f) => ({ ...f, retryable: false }));
     const skipped: { id: string; reason: string }[] = [];
     let unchanged = 0;
     for (const [id, o] of outcomes) {
@@ -253,6 +267,7 @@ export class SyncEngine {
       else if (o.kind === 'skipped') skipped.push({ id, reason: o.reason });
       else unchanged++;
     }
+    const deferred = extra.deferred ?? 0;
     const stats = this.source.stats();
     return {
       mode,

@@ -113,6 +113,6 @@ export async function retryWithBackoff<T>(operation: (attempt: number) => Promis
   }
 }
 
-function sleep(ms: number): Promise<void> {
+export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -9,7 +9,6 @@ import {
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
   ScanCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -27,16 +26,15 @@ import {
   STATUS_DELETED,
   bloomBuild,
   bloomParameters,
-  parseVersionKey,
-  versionKey,
 } from '../schema';
+import { backoffDelay, sleep } from './pacer';
 
 /** BatchGetItem takes at most 100 keys per call. */
 const BATCH_GET_MAX_KEYS = 100;
 /** Attempts at draining UnprocessedKeys before giving up. */
 const BATCH_GET_MAX_ATTEMPTS = 8;
-const BACKOFF_BASE_MS = 50;
-const BACKOFF_CAP_MS = 2_000;
+/** Backoff between re-reads of a contended key: short, the other writer is usually done. */
+const CONFLICT_BACKOFF = { baseDelayMs: 50, maxDelayMs: 2_000 };
 
 /** What the engine needs to know about a pointer to decide (never the content). */
 export interface PointerState {
@@ -84,7 +82,8 @@ export class ServingTableStore {
   }
 
   /** Pointer states of `ids`, 100 keys per BatchGetItem, retrying UnprocessedKeys with jittered backoff. */
-  async getPointers(ids: readonly string[]): Promise<Map<string, PointerState>> {
+  async getPointers(requested: readonly string[]): Promise<Map<string, PointerState>> {
+    const ids = [...new Set(requested)]; // BatchGetItem rejects a request that names a key twice
     const found = new Map<string, PointerState>();
     for (let start = 0; start < ids.length; start += BATCH_GET_MAX_KEYS) {
       let keys: Item[] | undefined = ids.slice(start, start + BATCH_GET_MAX_KEYS).map(pointerKey);
@@ -92,7 +91,7 @@ export class ServingTableStore {
         if (attempt >= BATCH_GET_MAX_ATTEMPTS) {
           throw new Error(`BatchGetItem left ${keys.length} keys unprocessed after ${BATCH_GET_MAX_ATTEMPTS} attempts`);
         }
-        if (attempt > 0) await sleep(backoff(attempt));
+        if (attempt > 0) await sleep(backoffDelay(attempt, CONFLICT_BACKOFF));
         const out: BatchGetItemCommandOutput = await this.client.send(new BatchGetItemCommand({
           RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ...PROJECTION } },
         }));
@@ -108,9 +107,10 @@ export class ServingTableStore {
 
   /**
    * Writes a new immutable version and points `CURRENT` at a full copy of it, in one transaction:
-   * the version item must not exist, and the pointer must still be as `expected` (or absent).
+   * the version item must not exist, and the pointer must still be as `expected` (or absent) and not have
+   * been written by a sync that read the source after `readAt`.
    */
-  async writeVersion(versionItem: Item, pointerItem: Item, expected: PointerState | undefined): Promise<WriteOutcome> {
+  async writeVersion(versionItem: Item, pointerItem: Item, expected: PointerState | undefined, readAt: string): Promise<WriteOutcome> {
     try {
       await this.client.send(new TransactWriteItemsCommand({
         TransactItems: [
@@ -122,7 +122,7 @@ export class ServingTableStore {
               ExpressionAttributeNames: { '#pk': PARTITION_KEY },
             },
           },
-          { Put: { TableName: this.tableName, Item: pointerItem, ...pointerGuard(expected) } },
+          { Put: { TableName: this.tableName, Item: pointerItem, ...pointerGuard(expected, readAt) } },
         ],
       }));
       return 'written';
@@ -137,12 +137,12 @@ export class ServingTableStore {
     return this.guarded(new PutItemCommand({ TableName: this.tableName, Item: pointerItem, ...pointerGuard(expected) }));
   }
 
-  /** Records what the source now holds without touching served content (no new version). */
-  async updateSourceMetadata(expected: PointerState, fields: Record<string, string | undefined>): Promise<WriteOutcome> {
-    const guard = pointerGuard(expected);
+  /** Records what the source held at `readAt` without touching served content (no new version). */
+  async updateSourceMetadata(expected: PointerState, readAt: string, fields: Record<string, string | undefined>): Promise<WriteOutcome> {
+    const guard = pointerGuard(expected, readAt);
     const names: Record<string, string> = { ...guard.ExpressionAttributeNames };
     const values: Item = { ...guard.ExpressionAttributeValues };
-    const sets: string[] = [];
+    const sets: string[] = ['#readAt = :readAt'];
     Object.entries(fields).forEach(([attr, value], i) => {
       if (value === undefined) return;
       names[`#f${i}`] = attr;
@@ -164,16 +164,14 @@ export class ServingTableStore {
    * saw the prompt gone, so a slower sync still holding its last content cannot bring it back.
    */
   async markDeleted(expected: PointerState, syncedAt: string, readAt: string): Promise<WriteOutcome> {
-    const guard = pointerGuard(expected);
+    const guard = pointerGuard(expected, readAt);
     return this.guarded(new UpdateItemCommand({
       TableName: this.tableName,
       Key: pointerKey(expected.id),
-      UpdateExpression: 'SET #status = :deleted, #synced = :synced, #read = :read',
+      UpdateExpression: 'SET #status = :deleted, #synced = :synced, #readAt = :readAt',
       ConditionExpression: guard.ConditionExpression,
-      ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, '#synced': Attr.syncedAt, '#read': Attr.sourceReadAt },
-      ExpressionAttributeValues: {
-        ...guard.ExpressionAttributeValues, ':deleted': { S: STATUS_DELETED }, ':synced': { S: syncedAt }, ':read': { S: readAt },
-      },
+      ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, '#synced': Attr.syncedAt },
+      ExpressionAttributeValues: { ...guard.ExpressionAttributeValues, ':deleted': { S: STATUS_DELETED }, ':synced': { S: syncedAt } },
     }));
   }
 
@@ -222,7 +220,7 @@ export class ServingTableStore {
    */
   async rebuildCatalog(syncedAt: string, maxAttempts = 5): Promise<boolean> {
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      if (attempt > 0) await sleep(backoff(attempt));
+      if (attempt > 0) await sleep(backoffDelay(attempt, CONFLICT_BACKOFF));
       const current = await this.getCatalog();
       const ids = await this.scanActiveIds();
       const { bits, hashes } = bloomParameters(ids.length);
@@ -273,28 +271,6 @@ export class ServingTableStore {
     return out.Item ? { state: toPointerState(out.Item), item: fromItem(out.Item) } : undefined;
   }
 
-  /** Version numbers of a prompt's history, oldest first (a Query on the partition). */
-  async listVersionNumbers(id: string): Promise<number[]> {
-    const numbers: number[] = [];
-    let startKey: Item | undefined;
-    do {
-      const out = await this.client.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: '#pk = :id AND begins_with(#sk, :v)',
-        ProjectionExpression: '#sk',
-        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
-        ExpressionAttributeValues: { ':id': { S: id }, ':v': { S: 'v' } },
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of out.Items ?? []) {
-        const n = parseVersionKey(item[SORT_KEY]?.S ?? '');
-        if (n !== undefined) numbers.push(n);
-      }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return numbers;
-  }
-
   private async guarded(command: PutItemCommand | UpdateItemCommand): Promise<WriteOutcome> {
     try {
       await this.client.send(command as any);
@@ -310,23 +286,33 @@ export function pointerKey(id: string): Item {
   return { [PARTITION_KEY]: { S: id }, [SORT_KEY]: { S: CURRENT } };
 }
 
-export function versionItemKey(id: string, n: number): Item {
-  return { [PARTITION_KEY]: { S: id }, [SORT_KEY]: { S: versionKey(n) } };
-}
-
-/** Condition: the pointer is absent (expected undefined) or still holds the numbers and status read. */
-function pointerGuard(expected: PointerState | undefined) {
-  if (!expected) {
-    return { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } as Record<string, string>, ExpressionAttributeValues: undefined as Item | undefined };
-  }
-  return {
-    ConditionExpression: '#vn = :vn AND #lvn = :lvn AND #status = :status',
-    ExpressionAttributeNames: { '#vn': Attr.versionNumber, '#lvn': Attr.latestVersionNumber, '#status': Attr.status } as Record<string, string>,
-    ExpressionAttributeValues: {
+/**
+ * Condition: the pointer is absent (`expected` undefined) or still holds the numbers and status read; with
+ * `readAt`, also not written since by a sync that read the source later (`source_read_at` ≤ `readAt`).
+ */
+function pointerGuard(expected: PointerState | undefined, readAt?: string) {
+  const names: Record<string, string> = { '#pk': PARTITION_KEY };
+  const values: Item = {};
+  let condition = 'attribute_not_exists(#pk)';
+  if (expected) {
+    condition = '#vn = :vn AND #lvn = :lvn AND #status = :status';
+    Object.assign(names, { '#vn': Attr.versionNumber, '#lvn': Attr.latestVersionNumber, '#status': Attr.status });
+    Object.assign(values, {
       ':vn': { N: String(expected.versionNumber) },
       ':lvn': { N: String(expected.latestVersionNumber) },
       ':status': { S: expected.status },
-    } as Item | undefined,
+    });
+    delete names['#pk'];
+  }
+  if (readAt !== undefined) {
+    condition = `(${condition}) AND (attribute_not_exists(#readAt) OR #readAt <= :readAt)`;
+    names['#readAt'] = Attr.sourceReadAt;
+    values[':readAt'] = { S: readAt };
+  }
+  return {
+    ConditionExpression: condition,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: Object.keys(values).length > 0 ? values : undefined,
   };
 }
 
@@ -355,12 +341,4 @@ function isConflict(err: unknown): boolean {
     return reasons.some((r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict');
   }
   return false;
-}
-
-export function backoff(attempt: number): number {
-  return Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

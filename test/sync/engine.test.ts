@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { fromItem } from '../../src/ddb-codec';
 import { CATALOG_ID, CURRENT, bloomMightContain, checksum, contentOf } from '../../src/schema';
 import { SyncEngine } from '../../src/sync/engine';
 import { DirectoryPromptSource } from '../../src/sync/sources/directory';
 import { ServingTableStore } from '../../src/sync/store';
 import { CallCounter } from '../support/call-counter';
+import { MemorySource, textPrompt } from '../support/memory-source';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
 let client: DynamoDBClient;
@@ -238,5 +239,79 @@ describe('targeted sync of one prompt', () => {
     expect(report).toMatchObject({ mode: 'prompt', written: 1, writtenIds: ['one'], catalogUpdated: true });
     expect(await pointer('two')).toBeUndefined();
     expect(missing).toMatchObject({ written: 0, skipped: [{ id: 'nope' }] });
+  });
+});
+
+describe('bad listings and concurrent writers never take a served prompt away', () => {
+  test('two files with the same prompt id: the first is served, the second fails with the reason', async () => {
+    // GIVEN
+    file('a.md', 'From Markdown');
+    file('a.yaml', 'text: From YAML\n');
+    file('b.md', 'Other');
+    // WHEN
+    const report = await engine().fullSync();
+    // THEN
+    expect(report).toMatchObject({ written: 2, failed: 1 });
+    expect(report.failures[0].reason).toBe('a.yaml: prompt id "a" is already used by a.md');
+    expect(await pointer('a')).toMatchObject({ text: 'From Markdown' });
+  });
+
+  test('a file whose id lives in its broken front matter keeps serving, and nothing is deleted meanwhile', async () => {
+    // GIVEN a prompt whose id comes from its front matter, and one that left the source
+    file('greet.md', '---\nid: support-greeting\n---\nHello {{name}}');
+    file('leaving.md', 'Bye');
+    await engine().fullSync();
+    file('greet.md', '---\nid: support-greeting\nmodel_id: [broken\n---\nHello {{name}}');
+    unlinkSync(path.join(dir, 'leaving.md'));
+    // WHEN
+    const report = await engine().fullSync();
+    // THEN the unreadable file is reported, and no deletion is decided from an incomplete listing
+    expect(report).toMatchObject({ failed: 1, deleted: 0 });
+    expect(report.failures[0].id).toBe('greet');
+    expect(await pointer('support-greeting')).toMatchObject({ status: 'ACTIVE', text: 'Hello {{name}}' });
+    expect(await pointer('leaving')).toMatchObject({ status: 'ACTIVE' });
+    // AND once the file is fixed, the next sync catches up on the deletion
+    file('greet.md', '---\nid: support-greeting\n---\nHello {{name}}');
+    expect(await engine().fullSync()).toMatchObject({ failed: 0, deletedIds: ['leaving'] });
+  });
+
+  test('a prompt created while a full sync runs is not deleted by it', async () => {
+    // GIVEN a table holding "a" and "gone" (gone from the source since, so the full sync scans for deletions)
+    const source = new MemorySource();
+    source.set('a', textPrompt('a v1'));
+    source.set('gone', textPrompt('bye'));
+    const memoryEngine = () => new SyncEngine({ dynamoDBClient: client, tableName, source });
+    await memoryEngine().fullSync();
+    source.delete('gone');
+    source.set('a', textPrompt('a v2'));
+    // WHEN, while the full sync is between its listing and its deletion scan, "x" is created and synced
+    // on its own (as a CloudTrail event would)
+    let created = false;
+    source.beforeFetchReturns = async () => {
+      if (created) return;
+      created = true;
+      source.set('x', textPrompt('new'));
+      await memoryEngine().syncPrompt('x');
+    };
+    const report = await memoryEngine().fullSync();
+    // THEN "gone" is deleted, "x" stays ACTIVE and in the catalog
+    expect(report.deletedIds).toEqual(['gone']);
+    expect(await pointer('x')).toMatchObject({ status: 'ACTIVE', text: 'new' });
+    const catalog = await new ServingTableStore(client, tableName).getCatalog();
+    expect(bloomMightContain(catalog!.bloom, catalog!.bits, catalog!.hashes, 'x')).toBe(true);
+    expect(catalog!.count).toBe(2);
+  });
+
+  test('a targeted sync repairs a catalog that misses an ACTIVE prompt (an earlier rebuild was cut short)', async () => {
+    // GIVEN
+    file('a.md', 'A');
+    await engine().fullSync();
+    await client.send(new DeleteItemCommand({ TableName: tableName, Key: { prompt_id: { S: CATALOG_ID }, version: { S: CURRENT } } }));
+    // WHEN
+    const report = await engine().syncPrompt('a');
+    // THEN
+    expect(report).toMatchObject({ unchanged: 1, catalogUpdated: true });
+    const catalog = await new ServingTableStore(client, tableName).getCatalog();
+    expect(catalog).toMatchObject({ count: 1 });
   });
 });
