@@ -12,6 +12,8 @@ export interface CfnResponse {
 
 /** CloudFormation truncates reasons it cannot store; keep them short and readable. */
 const MAX_REASON_LENGTH = 1_000;
+/** Give up on the pre-signed URL after this long rather than hang until the Lambda timeout. */
+const RESPONSE_TIMEOUT_MS = 30_000;
 
 export async function sendCfnResponse(event: CustomResourceEvent, response: CfnResponse): Promise<void> {
   const body = JSON.stringify({
@@ -33,6 +35,7 @@ export async function sendCfnResponse(event: CustomResourceEvent, response: CfnR
         ? resolve()
         : reject(new Error(`CloudFormation response rejected with HTTP ${res.statusCode}`))));
     });
+    req.setTimeout(RESPONSE_TIMEOUT_MS, () => req.destroy(new Error(`CloudFormation response timed out after ${RESPONSE_TIMEOUT_MS} ms`)));
     req.on('error', reject);
     req.end(body);
   });

@@ -43,6 +43,9 @@ interface InvocationContext {
   getRemainingTimeInMillis(): number;
 }
 
+/** Longest error text returned to CloudFormation as an attribute (`Data.Error`). */
+const MAX_DATA_ERROR_LENGTH = 500;
+
 /** Time kept back from the Lambda timeout to finish the prompts under way, the catalog and the report. */
 const FINISH_MARGIN_MS = 60_000;
 
@@ -75,10 +78,16 @@ export async function handler(event: unknown, context?: InvocationContext): Prom
   }
 }
 
+/**
+ * The deploy-time sync. Every path answers CloudFormation exactly once and returns (a throw would make Lambda
+ * retry the request and answer it again). Only a failed Create fails the deploy: after an Update the table
+ * still serves the previous sync, and failing would make CloudFormation roll back with another Update that
+ * runs the same failing sync (UPDATE_ROLLBACK_FAILED). The error is logged and the sync lag alarm reports it.
+ */
 async function onCustomResource(
   event: CustomResourceEvent, deadline: number | undefined,
 ): Promise<SyncReport | { ignored: string } | { failed: string }> {
-  const physicalId = event.PhysicalResourceId ?? `${requireEnv(Env.tableName)}-sync`;
+  const physicalId = event.PhysicalResourceId ?? `${process.env[Env.tableName] ?? event.LogicalResourceId}-sync`;
   if (event.RequestType === 'Delete') {
     await sendCfnResponse(event, { Status: 'SUCCESS', PhysicalResourceId: physicalId });
     return { ignored: 'custom resource deleted: nothing to do (the table keeps its data)' };
@@ -89,9 +98,10 @@ async function onCustomResource(
     // copied, reports the rest as Deferred, and the schedule finishes the job.
     report = await run('deploy-time full sync', (engine) => engine.fullSync(), { trigger: 'deploy' }, deadline);
   } catch (err) {
-    // Answered, not thrown: a thrown error would make Lambda retry the request and answer it twice.
     const reason = `sync failed: ${(err as Error).message}`;
-    await sendCfnResponse(event, { Status: 'FAILED', Reason: reason, PhysicalResourceId: physicalId });
+    await sendCfnResponse(event, event.RequestType === 'Create'
+      ? { Status: 'FAILED', Reason: reason, PhysicalResourceId: physicalId }
+      : { Status: 'SUCCESS', PhysicalResourceId: physicalId, Data: { Error: reason.slice(0, MAX_DATA_ERROR_LENGTH) } });
     return { failed: reason };
   }
   await sendCfnResponse(event, {

@@ -209,15 +209,28 @@ describe('deploy-time custom resource', () => {
     expect(await pointer(a)).toBeUndefined();
   });
 
-  test('a sync that cannot list the source answers FAILED with the reason', async () => {
+  test('a Create whose sync cannot list the source answers FAILED, once, without throwing', async () => {
     // GIVEN
     process.env.AWS_ENDPOINT_URL_BEDROCK_AGENT = 'http://127.0.0.1:9';
     // WHEN
-    const result = await loadHandler()(request('Update'));
+    const result = await loadHandler()(request('Create'));
     // THEN answered once, and not thrown (a throw would make Lambda retry and answer again)
     expect(result).toEqual({ failed: expect.stringMatching(/^sync failed: /) });
     expect(responses).toHaveLength(1);
     expect(responses[0].body).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/^sync failed: /) });
+  });
+
+  test('an Update whose sync fails answers SUCCESS with the error, so a rollback cannot get stuck', async () => {
+    // GIVEN
+    process.env.AWS_ENDPOINT_URL_BEDROCK_AGENT = 'http://127.0.0.1:9';
+    // WHEN
+    const result = await loadHandler()({ ...request('Update'), PhysicalResourceId: 'p-1' });
+    // THEN
+    expect(result).toEqual({ failed: expect.stringMatching(/^sync failed: /) });
+    expect(responses).toEqual([{
+      method: 'PUT',
+      body: expect.objectContaining({ Status: 'SUCCESS', PhysicalResourceId: 'p-1', Data: { Error: expect.stringMatching(/^sync failed: /) } }),
+    }]);
   });
 });
 
