@@ -4,8 +4,9 @@
  *
  *   npx tsx bench/sync.bench.ts
  */
+import { DEFAULT_SOURCE_REQUESTS_PER_SECOND } from '../src/schema';
 import { SyncEngine, SyncReport } from '../src/sync/engine';
-import { BedrockPromptSource, DEFAULT_MAX_REQUESTS_PER_SECOND } from '../src/sync/sources/bedrock';
+import { BedrockPromptSource } from '../src/sync/sources/bedrock';
 import { seedPublished, textDraft } from '../test/support/bedrock-fixtures';
 import { BedrockStandIn } from '../test/support/bedrock-stand-in';
 import { CallCounter } from '../test/support/call-counter';
@@ -51,12 +52,12 @@ async function main(): Promise<void> {
   console.log(`Sync of ${PROMPTS} Bedrock prompts (stand-in) into DynamoDB Local ${local.endpoint}`);
   await run('fill (quota lifted)', 100_000);
   standIn.setRequestsPerSecond(10); // from here on, Bedrock's real quota
-  await run(`no change (10 req/s quota, pace ${DEFAULT_MAX_REQUESTS_PER_SECOND}/s)`, DEFAULT_MAX_REQUESTS_PER_SECOND);
+  await run(`no change (10 req/s quota, pace ${DEFAULT_SOURCE_REQUESTS_PER_SECOND}/s)`, DEFAULT_SOURCE_REQUESTS_PER_SECOND);
   for (const id of ids.slice(0, CHANGED)) {
     standIn.updateDraft(id, textDraft(`changed-${id}`, `Changed text about {{topic}} (${id})`));
     standIn.createVersion(id);
   }
-  await run(`${CHANGED} changed (10 req/s quota)`, DEFAULT_MAX_REQUESTS_PER_SECOND);
+  await run(`${CHANGED} changed (10 req/s quota)`, DEFAULT_SOURCE_REQUESTS_PER_SECOND);
   console.log(`For scale: copying all ${PROMPTS} prompts with GetPrompt at the full 10 req/s quota takes ${PROMPTS / 10} s of the account's whole budget.`);
 
   await standIn.stop();

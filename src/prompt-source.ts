@@ -14,15 +14,8 @@ import {
   PROMPTS_MOUNT_PATH,
   validatePromptDirectory,
 } from './private/prompt-directory';
+import { BEDROCK_PROMPT_ID, BEDROCK_PROMPT_QUOTA_PER_SECOND, DEFAULT_SOURCE_REQUESTS_PER_SECOND, PROMPT_CHANGE_EVENT_NAMES } from './schema';
 
-/** Bedrock Prompt Management's `GetPrompt`/`ListPrompts` quota: requests per second per account and Region. */
-const BEDROCK_PROMPT_API_QUOTA = 10;
-/** Half the quota, so the sync never takes the whole account's budget from other callers. */
-const DEFAULT_MAX_REQUESTS_PER_SECOND = BEDROCK_PROMPT_API_QUOTA / 2;
-/** A Bedrock prompt id: 10 letters or digits (the `promptIdentifier` pattern without the ARN form). */
-const BEDROCK_PROMPT_ID = /^[0-9a-zA-Z]{10}$/;
-/** The Bedrock Prompt Management calls whose successful CloudTrail records trigger a one-prompt sync. */
-const PROMPT_CHANGE_EVENT_NAMES = ['CreatePrompt', 'UpdatePrompt', 'CreatePromptVersion', 'DeletePrompt'];
 
 /** Which version of each Bedrock prompt the table serves. */
 export enum PromptVersionSelection {
@@ -77,7 +70,7 @@ export abstract class PromptSource {
    */
   public static bedrock(options: BedrockPromptSourceOptions = {}): PromptSource {
     const promptIds = validatePromptIds(options.promptIds);
-    const maxRequestsPerSecond = options.maxRequestsPerSecond ?? DEFAULT_MAX_REQUESTS_PER_SECOND;
+    const maxRequestsPerSecond = options.maxRequestsPerSecond ?? DEFAULT_SOURCE_REQUESTS_PER_SECOND;
     validateMaxRequestsPerSecond(maxRequestsPerSecond);
 
     return new (class extends PromptSource {
@@ -122,7 +115,7 @@ export abstract class PromptSource {
             detailType: ['AWS API Call via CloudTrail'],
             detail: {
               eventSource: ['bedrock.amazonaws.com'],
-              eventName: PROMPT_CHANGE_EVENT_NAMES,
+              eventName: [...PROMPT_CHANGE_EVENT_NAMES],
               errorCode: events.Match.doesNotExist(),
             },
           },
@@ -199,8 +192,8 @@ function validateMaxRequestsPerSecond(value: number): void {
   if (isUnresolved(value)) {
     return;
   }
-  if (!(value > 0 && value <= BEDROCK_PROMPT_API_QUOTA)) {
-    throw invalidProp('maxRequestsPerSecond', `be greater than 0 and at most ${BEDROCK_PROMPT_API_QUOTA}`, value,
-      `Bedrock allows ${BEDROCK_PROMPT_API_QUOTA} prompt requests per second per account and Region, shared by every caller`);
+  if (!(value > 0 && value <= BEDROCK_PROMPT_QUOTA_PER_SECOND)) {
+    throw invalidProp('maxRequestsPerSecond', `be greater than 0 and at most ${BEDROCK_PROMPT_QUOTA_PER_SECOND}`, value,
+      `Bedrock allows ${BEDROCK_PROMPT_QUOTA_PER_SECOND} prompt requests per second per account and Region, shared by every caller`);
   }
 }

@@ -4,9 +4,7 @@ import * as path from 'node:path';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { invalidProp } from './errors';
-
-/** File types the sync handler reads as prompts. */
-export const PROMPT_FILE_EXTENSIONS = ['.json', '.yaml', '.yml', '.md'];
+import { PROMPT_FILE_EXTENSIONS, isPromptFile, isSkippedEntry } from '../schema';
 
 /** Where the prompts layer puts the directory in the sync function (layers are extracted to `/opt`). */
 export const PROMPTS_MOUNT_PATH = '/opt/prompts';
@@ -15,14 +13,14 @@ const ARGUMENT = 'PromptSource.fromDirectory(path)';
 
 /**
  * The prompt files of a directory, as sorted POSIX paths relative to it, by the sync handler's own rules
- * (src/sync/sources/directory.ts): files with a prompt extension, except `README.md`, outside entries whose
+ * (schema.ts `isPromptFile`, `isSkippedEntry`): files with a prompt extension, except `README.md`, outside entries whose
  * names start with `.` or `_`. Exactly these are fingerprinted and shipped.
  */
 export function listPromptFiles(dir: string): string[] {
   const files: string[] = [];
   const walk = (relative: string) => {
     for (const entry of fs.readdirSync(path.join(dir, relative), { withFileTypes: true })) {
-      if (entry.name.startsWith('.') || entry.name.startsWith('_')) {
+      if (isSkippedEntry(entry.name)) {
         continue;
       }
       const child = relative ? `${relative}/${entry.name}` : entry.name;
@@ -36,10 +34,6 @@ export function listPromptFiles(dir: string): string[] {
   };
   walk('');
   return files.sort();
-}
-
-function isPromptFile(name: string): boolean {
-  return name.toLowerCase() !== 'readme.md' && PROMPT_FILE_EXTENSIONS.includes(path.extname(name).toLowerCase());
 }
 
 /** Fails at synth unless `dir` is a directory holding at least one prompt file. */

@@ -34,7 +34,7 @@ export const L2_IMMUTABLE_TTL_SECONDS = 24 * 60 * 60;
 
 /**
  * The L2 key of one item: `cdk-prompt-serving:v1/<table>/<prompt id>/<sort key>`, e.g.
- * `cdk-prompt-serving:v1/prompts/support-triage/CURRENT`. A stream-driven invalidator deletes
+ * `cdk-prompt-serving:v1/prompts/support-triage/CURRENT`: one key per pointer, so a cache invalidator can delete
  * `…/<prompt id>/CURRENT` when the pointer changes. Unambiguous: table names and sort keys contain no `/`.
  */
 export function l2Key(tableName: string, promptId: string, sortKey: string): string {

@@ -2,8 +2,7 @@
  * The events the sync function is invoked with, and what each asks for.
  */
 
-/** CloudTrail management events (via EventBridge) that change what a prompt serves. */
-export const PROMPT_CHANGE_EVENT_NAMES = ['CreatePrompt', 'UpdatePrompt', 'CreatePromptVersion', 'DeletePrompt'] as const;
+import { PROMPT_CHANGE_EVENT_NAMES } from '../schema';
 
 /** A CloudFormation custom resource request (the deploy-time sync). */
 export interface CustomResourceEvent {

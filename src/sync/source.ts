@@ -26,8 +26,8 @@ export interface SourcePrompt {
   /** Revision token to remember on the pointer (see SourceSummary.revision). */
   readonly revision: string;
   /**
-   * When the source last changed this prompt (ISO-8601), if the source knows. Used to order racing
-   * syncs: a sync holding an older `updatedAt` than the pointer never overwrites it.
+   * When the source last changed this prompt (ISO-8601), if the source knows; stored as `source_updated_at`
+   * for operators. Racing syncs are ordered by when they read the source (`source_read_at`), not by this.
    */
   readonly updatedAt?: string;
 }

@@ -69,7 +69,7 @@ describe('PromptSource.fromDirectory', () => {
     const directory = tempDirectory({ 'README.md': '# prompts', 'notes.txt': 'todo', '_draft.md': 'later', '.hidden.md': 'x' });
     // WHEN / THEN
     expect(() => PromptSource.fromDirectory(directory)).toThrow(
-      `\`PromptSource.fromDirectory(path)\` must contain at least one .json, .yaml, .yml, .md prompt file, got '${directory}'. `
+      `\`PromptSource.fromDirectory(path)\` must contain at least one .md, .yaml, .yml, .json prompt file, got '${directory}'. `
       + 'Add a prompt file such as greeting.md (README.md and names starting with \'.\' or \'_\' do not count)');
   });
 

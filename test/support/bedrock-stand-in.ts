@@ -16,7 +16,7 @@ import { randomInt } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BedrockAgentClient, BedrockAgentClientConfig, PromptVariant } from '@aws-sdk/client-bedrock-agent';
-import { BEDROCK_PROMPT_QUOTA_PER_SECOND } from '../../src/sync/sources/bedrock';
+import { BEDROCK_PROMPT_QUOTA_PER_SECOND } from '../../src/schema';
 
 export const STAND_IN_REGION = 'us-east-1';
 export const STAND_IN_ACCOUNT = '123456789012';

@@ -17,7 +17,7 @@ import {
   PromptVariant,
 } from '@aws-sdk/client-bedrock-agent';
 import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
-import { JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../../schema';
+import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../../schema';
 import { RateLimiter, retryWithBackoff } from '../pacer';
 import {
   FetchResult,
@@ -31,10 +31,6 @@ import {
   SourceSummary,
 } from '../source';
 
-/** Bedrock's fixed quota of `GetPrompt`, and separately of `ListPrompts`: requests/second per account and Region. */
-export const BEDROCK_PROMPT_QUOTA_PER_SECOND = 10;
-/** Default pace of all the reader's calls together: half of one operation's quota, leaving the rest to others. */
-export const DEFAULT_MAX_REQUESTS_PER_SECOND = BEDROCK_PROMPT_QUOTA_PER_SECOND / 2;
 /** Default attempts per call, the first included, when Bedrock answers `ThrottlingException`. */
 export const DEFAULT_MAX_ATTEMPTS = 8;
 /** Largest `maxResults` ListPrompts accepts. */
@@ -44,8 +40,6 @@ export const LIST_PROMPTS_PAGE_SIZE = 1000;
 const DRAFT = 'DRAFT';
 /** Bedrock's numbered versions: "1" to "99999". */
 const NUMBERED_VERSION = /^[1-9]\d{0,4}$/;
-/** Bedrock prompt ids: 10 letters or digits. */
-const PROMPT_ID = /^[0-9a-zA-Z]{10}$/;
 /** Suffix of a LATEST-mode revision whose served version lags the draft (see {@link BedrockPromptSource}). */
 const PENDING_SUFFIX = ':pending';
 
@@ -62,7 +56,7 @@ export interface BedrockPromptSourceOptions {
   readonly promptIds?: string[];
   /** `LATEST`: the highest numbered version; `DRAFT`: the working draft. @default 'LATEST' */
   readonly version?: BedrockVersionSelection;
-  /** Pace of all calls together (ListPrompts and GetPrompt). @default DEFAULT_MAX_REQUESTS_PER_SECOND */
+  /** Pace of all calls together (ListPrompts and GetPrompt). @default DEFAULT_SOURCE_REQUESTS_PER_SECOND (schema.ts: half the quota) */
   readonly maxRequestsPerSecond?: number;
   /** Attempts per call when throttled, the first included. @default DEFAULT_MAX_ATTEMPTS */
   readonly maxAttempts?: number;
@@ -107,13 +101,13 @@ export class BedrockPromptSource implements PromptSourceReader {
     if (version !== 'LATEST' && version !== DRAFT) {
       throw new RangeError(`version must be 'LATEST' or 'DRAFT', got ${String(version)}`);
     }
-    const invalid = promptIds?.find((id) => !PROMPT_ID.test(id));
+    const invalid = promptIds?.find((id) => !BEDROCK_PROMPT_ID.test(id));
     if (invalid !== undefined) throw new RangeError(`not a Bedrock prompt id (10 letters or digits): ${invalid}`);
     this.client = options.client;
     this.promptIds = promptIds && [...new Set(promptIds)];
     this.selection = version;
     this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    this.limiter = new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond ?? DEFAULT_MAX_REQUESTS_PER_SECOND });
+    this.limiter = new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond ?? DEFAULT_SOURCE_REQUESTS_PER_SECOND });
   }
 
   async list(): Promise<SourceListing> {

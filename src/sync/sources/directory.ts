@@ -12,12 +12,9 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT, isValidPromptId } from '../../schema';
+import { JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT, isPromptFile, isSkippedEntry, isValidPromptId } from '../../schema';
 import { variablesUsed } from '../content';
 import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceStats } from '../source';
-
-/** File extensions read as prompts. */
-export const PROMPT_FILE_EXTENSIONS = ['.md', '.yaml', '.yml', '.json'] as const;
 
 /** camelCase spellings people write, mapped to the wire contract's keys. */
 const KEY_ALIASES: Record<string, string> = {
@@ -77,25 +74,24 @@ export class DirectoryPromptSource implements PromptSourceReader {
   }
 }
 
-/** Prompt files below `root`, sorted, skipping hidden and `_`-prefixed entries and README.md. */
+/**
+ * Prompt files below `root`, sorted by relative path (the order the construct fingerprints and ships them in),
+ * by the rules in schema.ts (`isPromptFile`, `isSkippedEntry`).
+ */
 export async function promptFiles(root: string): Promise<string[]> {
   const out: string[] = [];
   const walk = async (dir: string): Promise<void> => {
-    const entries = await fs.readdir(dir, { withFileTypes: true });
-    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      if (entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
+    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+      if (isSkippedEntry(entry.name)) continue;
       const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      else if (entry.isFile() && isPromptFile(entry.name)) out.push(full);
+      const stat = await fs.stat(full);
+      if (stat.isDirectory()) await walk(full);
+      else if (stat.isFile() && isPromptFile(entry.name)) out.push(full);
     }
   };
   await walk(root);
-  return out;
-}
-
-export function isPromptFile(name: string): boolean {
-  return name.toLowerCase() !== 'readme.md'
-    && (PROMPT_FILE_EXTENSIONS as readonly string[]).includes(path.extname(name).toLowerCase());
+  const rel = (file: string) => path.relative(root, file).split(path.sep).join('/');
+  return out.sort((a, b) => (rel(a) < rel(b) ? -1 : rel(a) > rel(b) ? 1 : 0));
 }
 
 /** Parses one file into a prompt; throws an Error whose message says what is wrong. */
