@@ -9,12 +9,15 @@ import { FetchResult, PromptSourceReader, SourceListing, SourceStats } from '../
 export class MemorySource implements PromptSourceReader {
   readonly name = 'memory';
   private readonly prompts = new Map<string, { content: PromptContent; rev: number }>();
+  /** Last revision per id, kept across deletion so a re-created prompt continues the sequence. */
+  private readonly revs = new Map<string, number>();
   private readonly calls: Record<string, number> = {};
   /** Called before each fetch returns (lets a test delay or interleave reads). */
   beforeFetchReturns?: (id: string) => Promise<void>;
 
   set(id: string, content: PromptContent): void {
-    const rev = (this.prompts.get(id)?.rev ?? 0) + 1;
+    const rev = (this.revs.get(id) ?? 0) + 1;
+    this.revs.set(id, rev);
     this.prompts.set(id, { content, rev });
   }
 
@@ -22,8 +25,13 @@ export class MemorySource implements PromptSourceReader {
     this.prompts.delete(id);
   }
 
+  /** The latest revision of `id`, deleted or not. */
   rev(id: string): number | undefined {
-    return this.prompts.get(id)?.rev;
+    return this.revs.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.prompts.has(id);
   }
 
   async list(): Promise<SourceListing> {

@@ -35,8 +35,8 @@ afterAll(async () => {
   client.destroy();
 });
 
-test('200 randomized racing syncs while the source changes: 0 version regressions', async () => {
-  // GIVEN a source of 12 prompts whose content carries its source revision ("rev N")
+test('200 randomized racing syncs while the source changes, deletes and re-creates prompts: 0 version regressions', async () => {
+  // GIVEN a source of 12 prompts whose content carries its source revision ("rev N"); the last 3 churn
   const seed = Number(process.env.RACE_SEED ?? 20261130);
   const random = rng(seed);
   const source = new MemorySource();
@@ -49,10 +49,17 @@ test('200 randomized racing syncs while the source changes: 0 version regression
   // WHEN 200 syncs (a quarter full, the rest single-prompt, each its own engine as separate Lambda
   // invocations would be) run 20 at a time while a writer keeps changing the source
   let changes = 0;
+  const churning = ids.slice(-3);
+  let deletions = 0;
   const writer = (async () => {
     for (let i = 0; i < 150; i++) {
       const id = ids[Math.floor(random() * ids.length)];
-      source.set(id, textPrompt(`${id} rev ${source.rev(id)! + 1}`));
+      if (churning.includes(id) && source.has(id) && random() < 0.4) {
+        source.delete(id);
+        deletions++;
+      } else {
+        source.set(id, textPrompt(`${id} rev ${source.rev(id)! + 1}`));
+      }
       changes++;
       await sleep(1 + random() * 4);
     }
@@ -72,8 +79,8 @@ test('200 randomized racing syncs while the source changes: 0 version regression
   source.beforeFetchReturns = undefined;
   await new SyncEngine({ dynamoDBClient: client, tableName, source }).fullSync();
 
-  // THEN every prompt's history is strictly increasing in source revision, gap-free,
-  // and its pointer serves the source's latest revision
+  // THEN every prompt's history is strictly increasing in source revision, gap-free, and its pointer
+  // serves the source's latest revision (or is DELETED when the source no longer has it)
   const out = await client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
   const byId = new Map<string, Record<string, any>[]>();
   for (const item of (out.Items ?? []).map(fromItem)) {
@@ -89,13 +96,20 @@ test('200 randomized racing syncs while the source changes: 0 version regression
     versions += history.length;
     for (let k = 1; k < revs.length; k++) if (revs[k] <= revs[k - 1]) regressions++;
     expect(history.map((v) => v.version_number)).toEqual(history.map((_, k) => k + 1));
-    expect(pointer).toMatchObject({ status: 'ACTIVE', version_number: history.length, latest_version_number: history.length });
-    expect(pointer.text).toBe(`${id} rev ${source.rev(id)}`);
+    expect(pointer).toMatchObject({ version_number: history.length, latest_version_number: history.length });
+    if (source.has(id)) {
+      expect(pointer.status).toBe('ACTIVE');
+      expect(pointer.text).toBe(`${id} rev ${source.rev(id)}`);
+    } else {
+      expect(pointer.status).toBe('DELETED');
+    }
   }
   expect(changes).toBe(150);
+  expect(deletions).toBeGreaterThan(0);
   expect(versions).toBeGreaterThan(ids.length); // the race really wrote successive versions
   expect(regressions).toBe(0);
   const catalog = await new ServingTableStore(client, tableName).getCatalog();
-  expect(catalog!.count).toBe(ids.length);
-  expect(ids.every((id) => bloomMightContain(catalog!.bloom, catalog!.bits, catalog!.hashes, id))).toBe(true);
+  const active = ids.filter((id) => source.has(id));
+  expect(catalog!.count).toBe(active.length);
+  expect(active.every((id) => bloomMightContain(catalog!.bloom, catalog!.bits, catalog!.hashes, id))).toBe(true);
 }, 120_000);
