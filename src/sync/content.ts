@@ -78,12 +78,11 @@ export interface PointerMetadata extends VersionMetadata {
   readonly activatedBy?: string;
 }
 
-/** The immutable version item `v000001…`. */
-export function versionItem(id: string, content: PromptContent, meta: VersionMetadata): Item {
-  return toItem({
+/** The attributes a version item and the pointer that copies it share: the content and its provenance. */
+function versionAttributes(id: string, content: PromptContent, meta: VersionMetadata): Record<string, unknown> {
+  return {
     ...content,
     [Attr.promptId]: id,
-    [Attr.version]: versionKey(meta.versionNumber),
     [Attr.versionNumber]: meta.versionNumber,
     [Attr.checksum]: meta.checksum,
     [Attr.source]: meta.source,
@@ -91,29 +90,26 @@ export function versionItem(id: string, content: PromptContent, meta: VersionMet
     [Attr.sourceUpdatedAt]: meta.sourceUpdatedAt,
     [Attr.syncedAt]: meta.syncedAt,
     [Attr.schemaVersion]: SCHEMA_VERSION,
-  });
+  };
+}
+
+/** The immutable version item `v000001…`. */
+export function versionItem(id: string, content: PromptContent, meta: VersionMetadata): Item {
+  return toItem({ ...versionAttributes(id, content, meta), [Attr.version]: versionKey(meta.versionNumber) });
 }
 
 /** The `CURRENT` pointer: a full copy of the active version plus bookkeeping. */
 export function pointerItem(id: string, content: PromptContent, meta: PointerMetadata): Item {
   return toItem({
-    ...content,
-    [Attr.promptId]: id,
+    ...versionAttributes(id, content, meta),
     [Attr.version]: CURRENT,
-    [Attr.versionNumber]: meta.versionNumber,
     [Attr.latestVersionNumber]: meta.latestVersionNumber,
-    [Attr.checksum]: meta.checksum,
     [Attr.status]: STATUS_ACTIVE,
-    [Attr.source]: meta.source,
-    [Attr.sourceVersion]: meta.sourceVersion,
     [Attr.sourceChecksum]: meta.sourceChecksum,
     [Attr.sourceRevision]: meta.sourceRevision,
-    [Attr.sourceUpdatedAt]: meta.sourceUpdatedAt,
     [Attr.sourceReadAt]: meta.sourceReadAt,
-    [Attr.syncedAt]: meta.syncedAt,
     [Attr.activatedAt]: meta.activatedAt,
     [Attr.activatedBy]: meta.activatedBy,
-    [Attr.schemaVersion]: SCHEMA_VERSION,
   });
 }
 
