@@ -1,0 +1,51 @@
+import { BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { SyncEngine } from '../../src/sync/engine';
+import { ServingTableStore } from '../../src/sync/store';
+import { CallCounter } from '../support/call-counter';
+import { MemorySource, textPrompt } from '../support/memory-source';
+import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
+
+/**
+ * DynamoDB Local answers every BatchGetItem in full; the real service may return part of a batch as
+ * UnprocessedKeys under load. This middleware moves part of the first real answers into UnprocessedKeys, so
+ * the store's retry loop runs against real responses.
+ */
+function withUnprocessedKeys(client: ReturnType<typeof localDynamoDBClient>, tableName: string, times: number) {
+  let left = times;
+  client.middlewareStack.add(
+    (next: any, context: any) => async (args: any) => {
+      const result = await next(args);
+      if (context.commandName !== 'BatchGetItemCommand' || left <= 0) return result;
+      left--;
+      const output = result.output as BatchGetItemCommandOutput;
+      const items = output.Responses?.[tableName] ?? [];
+      const withheld = items.splice(0, Math.ceil(items.length / 2));
+      output.UnprocessedKeys = {
+        [tableName]: { Keys: withheld.map((i) => ({ prompt_id: i.prompt_id, version: { S: 'CURRENT' } })) },
+      };
+      return result;
+    },
+    { step: 'initialize', name: 'withholdHalfOfTheBatch' },
+  );
+}
+
+test('pointer reads retry UnprocessedKeys until every pointer is read', async () => {
+  // GIVEN 250 prompts in the table (three BatchGetItem calls of at most 100 keys)
+  const counter = new CallCounter();
+  const client = counter.attach(localDynamoDBClient());
+  const tableName = await createServingTable(client, 'store');
+  const source = new MemorySource();
+  const ids = Array.from({ length: 250 }, (_, i) => `p-${i}`);
+  for (const id of ids) source.set(id, textPrompt(id));
+  await new SyncEngine({ dynamoDBClient: client, tableName, source }).fullSync();
+  withUnprocessedKeys(client, tableName, 4);
+  counter.reset();
+  // WHEN
+  const pointers = await new ServingTableStore(client, tableName).getPointers([...ids, 'missing', ids[0]]);
+  // THEN every pointer is there, after extra calls for the withheld keys
+  expect(pointers.size).toBe(250);
+  expect([...pointers.keys()].sort()).toEqual([...ids].sort());
+  expect(counter.count('BatchGetItem')).toBeGreaterThan(3);
+  await deleteTable(client, tableName);
+  client.destroy();
+});
