@@ -3,7 +3,8 @@
  * prompt" for ids that were never synced without any remote call. A filter has no false negatives, so an id
  * it rules out is certainly absent; a false positive (about 1 %) falls through to the table.
  */
-import { Attr, bloomMightContain, CATALOG_ID, CURRENT } from '../schema';
+import { bloomMightContain } from '../schema/catalog';
+import { Attr, CATALOG_ID, CURRENT } from '../schema/keys';
 import type { Counters } from './stats';
 import type { TableReader } from './store';
 

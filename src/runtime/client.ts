@@ -4,7 +4,7 @@
  * stale-if-error.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema';
+import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema/keys';
 import { Catalog } from './catalog';
 import { PromptNotFoundError, PromptStoreError } from './errors';
 import { decodeL2Value, encodeL2Value, L2_IMMUTABLE_TTL_SECONDS, l2Key, PromptCacheL2, withTimeout } from './l2';

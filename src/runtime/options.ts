@@ -3,7 +3,7 @@
  * Precedence: an explicit option, then the environment variable, then `Defaults`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Env } from '../schema';
+import { Env } from '../schema/env';
 import { PromptServingError } from './errors';
 import type { PromptCacheL2 } from './l2';
 

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { fromItem } from '../ddb-codec';
-import { PARTITION_KEY, SORT_KEY } from '../schema';
+import { PARTITION_KEY, SORT_KEY } from '../schema/keys';
 import { PromptStoreError } from './errors';
 import type { Counters } from './stats';
 
