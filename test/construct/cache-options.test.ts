@@ -159,8 +159,13 @@ describe('PromptCache.fromExisting', () => {
     const securityGroup = new ec2.SecurityGroup(stack, 'Group', { vpc });
     // WHEN / THEN
     expect(() => PromptCache.fromExisting({
-      vpc, cacheName: 'shared', endpointAddress: 'host', securityGroups: [securityGroup],
-      readerUserId: 'prompts-reader', writerUserId: 'prompts-writer', ...override,
+      vpc,
+      cacheName: 'shared',
+      endpointAddress: 'host',
+      securityGroups: [securityGroup],
+      readerUserId: 'prompts-reader',
+      writerUserId: 'prompts-writer',
+      ...override,
     })).toThrow(message);
   });
 });
@@ -187,7 +192,8 @@ describe('cache validation at synth', () => {
   test('throws for subnets in one Availability Zone', () => {
     // GIVEN
     const { stack, vpc } = newCacheStack();
-    const cache = PromptCache.serverless({ vpc, vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, availabilityZones: [vpc.availabilityZones[0]] } });
+    const vpcSubnets = { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, availabilityZones: [vpc.availabilityZones[0]] };
+    const cache = PromptCache.serverless({ vpc, vpcSubnets });
     // WHEN / THEN
     expect(() => newServingTable(stack, { cache })).toThrow(
       /^`vpcSubnets` must select subnets in at least 2 Availability Zones, got '1 subnet\(s\) in 1 zone\(s\)'\. Give the VPC private subnets/);
