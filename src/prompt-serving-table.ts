@@ -133,7 +133,7 @@ export class PromptServingTable extends Construct {
       deletionProtection,
       removalPolicy,
       encryption: props.encryptionKey ? dynamodb.TableEncryptionV2.customerManagedKey(props.encryptionKey) : undefined,
-      dynamoStream: cacheStreamViewType(props.cache),
+      dynamoStream: cacheStreamViewType(props.cache !== undefined),
     });
     if (props.cache) {
       this.cacheTier = createCacheTier(this, props.cache, this.table);

@@ -1,6 +1,6 @@
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type { IPromptServingCache, PromptCacheOptions } from './options';
 import type { CacheUsers } from './users';
-import type { IPromptServingCache, PromptCacheOptions } from '../prompt-cache';
 
 /** What a `PromptCache` gives a `PromptServingTable` once bound to it. */
 export interface CacheBinding {

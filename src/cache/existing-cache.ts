@@ -2,10 +2,10 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Construct } from 'constructs';
 import type { CacheBinding } from './binding';
 import { addDynamoDbGatewayEndpoint, selectCacheSubnets } from './network';
+import { type ExistingPromptCacheOptions, PromptCacheResourceType } from './options';
 import { elastiCacheArn } from './users';
 import { validateCacheName, validateWholeNumber } from './validate-cache';
 import { invalidProp, isUnresolved } from '../private/errors';
-import { type ExistingPromptCacheOptions, PromptCacheResourceType } from '../prompt-cache';
 
 export const DEFAULT_EXISTING_PORT = 6379;
 const MAX_PORT = 65_535;

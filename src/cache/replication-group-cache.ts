@@ -4,10 +4,10 @@ import * as elasticache from 'aws-cdk-lib/aws-elasticache';
 import { Construct } from 'constructs';
 import { type CacheBinding, createdCacheBinding } from './binding';
 import { addDynamoDbGatewayEndpoint, createCacheSecurityGroup, selectCacheSubnets } from './network';
+import { PromptCacheResourceType, type ReplicationGroupPromptCacheOptions } from './options';
 import { createCacheUsers, elastiCacheArn, generatedCacheName } from './users';
 import { validateCacheName, validateWholeNumber } from './validate-cache';
 import { invalidProp, isUnresolved } from '../private/errors';
-import { PromptCacheResourceType, type ReplicationGroupPromptCacheOptions } from '../prompt-cache';
 
 export const REPLICATION_GROUP_ENGINE = 'valkey';
 export const DEFAULT_REPLICATION_GROUP_ENGINE_VERSION = '8.0';

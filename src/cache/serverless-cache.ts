@@ -4,10 +4,10 @@ import * as elasticache from 'aws-cdk-lib/aws-elasticache';
 import { Construct } from 'constructs';
 import { type CacheBinding, createdCacheBinding } from './binding';
 import { addDynamoDbGatewayEndpoint, createCacheSecurityGroup, selectCacheSubnets } from './network';
+import { PromptCacheResourceType, type ServerlessPromptCacheOptions } from './options';
 import { createCacheUsers, generatedCacheName } from './users';
 import { validateCacheName, validateWholeNumber } from './validate-cache';
 import { invalidProp, isUnresolved } from '../private/errors';
-import { PromptCacheResourceType, type ServerlessPromptCacheOptions } from '../prompt-cache';
 
 /** The engine, and its major version pinned by the library (a user may pin another). */
 export const SERVERLESS_ENGINE = 'valkey';
