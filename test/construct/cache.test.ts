@@ -3,6 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { newCachedTable, newCacheStack, logicalId } from './cache-util';
 import { newServingTable, newStack, onlyResource, synth } from './util';
+import { cacheStreamViewType } from '../../src/cache/cache-tier';
 import { L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../../src/schema';
 
 /** The access string a user gets, with the table's Ref as the one token. */
@@ -154,6 +155,26 @@ describe('stream and invalidation', () => {
     // THEN
     Template.fromStack(stack).hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
+    });
+  });
+
+  test('replicas need both images; no cache, no stream', () => {
+    expect(cacheStreamViewType(true)).toBe('NEW_IMAGE');
+    expect(cacheStreamViewType(true, true)).toBe('NEW_AND_OLD_IMAGES');
+    expect(cacheStreamViewType(false, true)).toBeUndefined();
+  });
+
+  test('with a customer managed key on the table, the invalidation role may decrypt the stream', () => {
+    // GIVEN
+    const { stack, vpc } = newCacheStack();
+    const key = new kms.Key(stack, 'TableKey', { enableKeyRotation: true });
+    // WHEN
+    newCachedTable(stack, vpc, {}, { encryptionKey: key });
+    // THEN
+    const template = Template.fromStack(stack);
+    const policy = template.findResources('AWS::IAM::Policy')[logicalId(template, 'AWS::IAM::Policy', 'InvalidationFunctionRoleDefaultPolicy')];
+    expect(policy.Properties.PolicyDocument.Statement).toContainEqual({
+      Action: ['kms:Decrypt', 'kms:DescribeKey'], Effect: 'Allow', Resource: { 'Fn::GetAtt': [logicalId(template, 'AWS::KMS::Key', 'TableKey'), 'Arn'] },
     });
   });
 
