@@ -221,9 +221,11 @@ export class PromptServingTable extends Construct {
    * a route to DynamoDB: a gateway endpoint (`dynamoDbGatewayEndpoint: true` on the cache) or a NAT gateway.
    */
   public addReader(fn: lambda.Function, options: PromptServingGrantReadOptions = {}): iam.Grant {
+    // The cache part first: it checks that `fn` can reach the cache before anything is changed.
+    const cacheGrant = this.cache ? addCacheReader(fn, this.cache, this.table.tableName) : undefined;
     fn.addEnvironment(Env.tableName, this.table.tableName);
     const grant = this.grantRead(fn, options);
-    return this.cache ? grant.combine(addCacheReader(fn, this.cache, this.table.tableName)) : grant;
+    return cacheGrant ? grant.combine(cacheGrant) : grant;
   }
 
   /** Lambda `Errors` of the invalidation function: Sum over 5 minutes. Needs `cache`. */

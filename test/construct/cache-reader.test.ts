@@ -1,6 +1,7 @@
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { logicalId, newCachedTable, newCacheStack, newFunction } from './cache-util';
 import { newServingTable } from './util';
 
@@ -35,17 +36,17 @@ describe('addReader with a cache', () => {
     const policy = template.findResources('AWS::IAM::Policy')[logicalId(template, 'AWS::IAM::Policy', 'ReaderServiceRoleDefaultPolicy')];
     expect(policy.Properties.PolicyDocument.Statement).toEqual([
       {
-        Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
-        Effect: 'Allow',
-        Resource: { 'Fn::GetAtt': [logicalId(template, 'AWS::DynamoDB::GlobalTable', 'PromptsTable'), 'Arn'] },
-      },
-      {
         Action: 'elasticache:Connect',
         Effect: 'Allow',
         Resource: [
           { 'Fn::GetAtt': [logicalId(template, 'AWS::ElastiCache::ServerlessCache', 'PromptsCache'), 'ARN'] },
           { 'Fn::GetAtt': [logicalId(template, 'AWS::ElastiCache::User', 'PromptsCacheReaderUser'), 'Arn'] },
         ],
+      },
+      {
+        Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [logicalId(template, 'AWS::DynamoDB::GlobalTable', 'PromptsTable'), 'Arn'] },
       },
     ]);
   });
@@ -81,6 +82,9 @@ describe('addReader with a cache', () => {
     // WHEN / THEN
     expect(() => prompts.addReader(reader)).toThrow(
       /^`fn` must be a Lambda function in the cache's VPC, got 'Stack\/Reader \(not in a VPC\)'\. Create the function with `vpc` set to the cache's VPC/);
+    // Nothing was half-done: no grant and no environment on the rejected function.
+    expect(reader.role?.node.tryFindChild('DefaultPolicy')).toBeUndefined();
+    expect(stack.resolve((reader.node.defaultChild as lambda.CfnFunction).environment)).toBeUndefined();
   });
 
   test('throws at synth for a reader in another VPC', () => {
