@@ -3,8 +3,9 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { newCachedTable, newCacheStack, logicalId } from './cache-util';
 import { newServingTable, newStack, onlyResource, synth } from './util';
+import { PromptCacheResourceType } from '../../src';
 import { cacheStreamViewType } from '../../src/cache/cache-tier';
-import { L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../../src/schema';
+import { CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../../src/schema';
 
 /** The access string a user gets, with the table's Ref as the one token. */
 function accessString(tableRef: string, commands: readonly string[]): unknown {
@@ -70,6 +71,11 @@ describe('serverless cache', () => {
         { Ref: logicalId(template, 'AWS::ElastiCache::User', 'PromptsCacheWriterUser') },
       ],
     });
+  });
+
+  test('the resource types are the environment contract\'s values', () => {
+    expect(PromptCacheResourceType.SERVERLESS_CACHE).toBe(CACHE_RESOURCE_SERVERLESS);
+    expect(PromptCacheResourceType.REPLICATION_GROUP).toBe(CACHE_RESOURCE_REPLICATION_GROUP);
   });
 
   test('readers may not bump the epoch or delete keys; only the writer may', () => {
