@@ -63,3 +63,24 @@ export const BEDROCK_LIST_ACTIONS = [
 export const BEDROCK_READ_ACTIONS = [
   'bedrock:GetPrompt',
 ];
+
+/**
+ * Connecting to an ElastiCache cache with IAM authentication: granted on the cache and on the one user the
+ * principal connects as (Amazon ElastiCache User Guide, "Authenticating with IAM").
+ */
+export const CACHE_CONNECT_ACTIONS = [
+  'elasticache:Connect',
+];
+
+/**
+ * What a Lambda function needs to attach to a VPC (the actions of the AWS managed policy
+ * `AWSLambdaVPCAccessExecutionRole`); EC2 does not scope them to resources Lambda could name in advance.
+ */
+export const VPC_NETWORK_INTERFACE_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+];

@@ -4,6 +4,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { PromptServingAlarmOptions } from './alarms';
+import type { PromptCache } from './prompt-cache';
 import type { PromptSource } from './prompt-source';
 
 /** Properties of a `PromptServingTable`. */
@@ -56,6 +57,15 @@ export interface PromptServingTableProps {
    * @default - encrypted at rest with an AWS owned key
    */
   readonly encryptionKey?: kms.IKey;
+
+  /**
+   * An ElastiCache for Valkey tier in front of the table (`PromptCache.serverless({ vpc })`), shared by every
+   * reader and kept fresh by the table's stream (turned on only with a cache) through an invalidation function.
+   * Readers (`addReader`) must then be Lambda functions in the cache's VPC. See docs/CACHE-CONSTRUCT.md.
+   *
+   * @default - no cache; no stream; readers read the table (each with its in-process cache)
+   */
+  readonly cache?: PromptCache;
 
   /**
    * How often a full sync reconciles the table with the source: whole minutes, from 1 minute to 1 day.

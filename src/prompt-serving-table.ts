@@ -6,10 +6,15 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { createCacheAlarms } from './cache/cache-alarms';
+import { cacheDashboardRow } from './cache/cache-dashboard';
+import * as cacheMetrics from './cache/cache-metrics';
+import { cacheStreamViewType, type CacheTier, createCacheTier } from './cache/cache-tier';
+import { addCacheReader } from './cache/reader';
 import { ACTIVATE_DATA_ACTIONS, KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, READ_DATA_ACTIONS } from './perms';
 import { invalidProp } from './private/errors';
 import { createServingAlarms } from './private/serving-alarms';
-import { createServingDashboard } from './private/serving-dashboard';
+import { createServingDashboard, DASHBOARD_WIDGET_HEIGHT, DASHBOARD_WIDGET_WIDTH } from './private/serving-dashboard';
 import { createDeadLetterQueue, createSyncFunction } from './private/sync-runtime';
 import { addSyncTriggers } from './private/sync-triggers';
 import {
@@ -23,6 +28,7 @@ import {
   validateTableName,
   warnAboutSoftIssues,
 } from './private/validate-props';
+import type { IPromptServingCache } from './prompt-cache';
 import type { PromptServingTableProps } from './prompt-serving-table-props';
 import { CATALOG_ID, DEFAULT_METRICS_NAMESPACE, Env, isValidPromptId, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
 
@@ -77,7 +83,17 @@ export class PromptServingTable extends Construct {
   /** The dashboard, when `createDashboard` or `dashboardName` asked for one. */
   public readonly dashboard?: cloudwatch.Dashboard;
 
+  /** The cache tier (endpoint, port, security group as `connections`, name, users), when `cache` is set. */
+  public readonly cache?: IPromptServingCache;
+
+  /** The function writing changed pointers from the table's stream through to the cache, when `cache` is set. */
+  public readonly invalidationFunction?: lambda.IFunction;
+
+  /** Where the positions of stream batches the invalidation function failed on go, when `cache` is set. */
+  public readonly invalidationDeadLetterQueue?: sqs.IQueue;
+
   private readonly metricsNamespace: string;
+  private readonly cacheTier?: CacheTier;
 
   constructor(scope: Construct, id: string, props: PromptServingTableProps) {
     super(scope, id);
@@ -117,7 +133,14 @@ export class PromptServingTable extends Construct {
       deletionProtection,
       removalPolicy,
       encryption: props.encryptionKey ? dynamodb.TableEncryptionV2.customerManagedKey(props.encryptionKey) : undefined,
+      dynamoStream: cacheStreamViewType(props.cache !== undefined),
     });
+    if (props.cache) {
+      this.cacheTier = createCacheTier(this, props.cache, this.table);
+      this.cache = this.cacheTier.cache;
+      this.invalidationFunction = this.cacheTier.invalidationFunction;
+      this.invalidationDeadLetterQueue = this.cacheTier.invalidationDeadLetterQueue;
+    }
 
     this.deadLetterQueue = createDeadLetterQueue(this);
     this.syncFunction = createSyncFunction(this, {
@@ -144,8 +167,21 @@ export class PromptServingTable extends Construct {
     });
 
     this.alarms = createServingAlarms(this, props, syncSchedule);
+    if (this.cacheTier) {
+      this.alarms.push(...createCacheAlarms(this, {
+        parts: this.cacheTier,
+        options: this.cacheTier.binding.options,
+        createAlarms: props.createAlarms ?? true,
+        alarmActions: props.alarmActions ?? [],
+      }));
+    }
     if (props.createDashboard ?? props.dashboardName !== undefined) {
-      this.dashboard = createServingDashboard(this, props.dashboardName);
+      this.dashboard = createServingDashboard(this, {
+        dashboardName: props.dashboardName,
+        metrics: this,
+        alarms: this.alarms,
+        extraRows: this.cacheTier ? [cacheDashboardRow(this.cacheTier, DASHBOARD_WIDGET_WIDTH * 3 / 4, DASHBOARD_WIDGET_HEIGHT)] : [],
+      });
     }
   }
 
@@ -177,10 +213,46 @@ export class PromptServingTable extends Construct {
   /**
    * Makes `fn` a reader in one call: sets its `PROMPT_SERVING_TABLE_NAME` environment variable (which the
    * runtime client reads) and calls `grantRead(fn, options)`.
+   *
+   * With a `cache`, `fn` must be in the cache's VPC (a synth-time error otherwise); it also opens the cache's
+   * ports (TCP 6379-6380 for a serverless cache) from `fn`'s security groups, grants `elasticache:Connect` on the
+   * cache and its reader user, and sets the cache environment (`PROMPT_SERVING_CACHE_ENDPOINT`, `_TLS`, `_AUTH`,
+   * `_USER`, `_NAME`, `_RESOURCE_TYPE`, `_CLUSTER`), which turns the runtime client's L2 on. `fn` then also needs
+   * a route to DynamoDB: a gateway endpoint (`dynamoDbGatewayEndpoint: true` on the cache) or a NAT gateway.
    */
   public addReader(fn: lambda.Function, options: PromptServingGrantReadOptions = {}): iam.Grant {
+    // The cache part first: it checks that `fn` can reach the cache before anything is changed.
+    const cacheGrant = this.cache ? addCacheReader(fn, this.cache, this.table.tableName) : undefined;
     fn.addEnvironment(Env.tableName, this.table.tableName);
-    return this.grantRead(fn, options);
+    const grant = this.grantRead(fn, options);
+    return cacheGrant ? grant.combine(cacheGrant) : grant;
+  }
+
+  /** Lambda `Errors` of the invalidation function: Sum over 5 minutes. Needs `cache`. */
+  public metricInvalidationFunctionErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return cacheMetrics.invalidationErrors(cacheMetrics.requireCacheTier(this.cacheTier, 'metricInvalidationFunctionErrors'), props);
+  }
+
+  /**
+   * Lambda `IteratorAge` of the invalidation function, in milliseconds from a stream record's write to its
+   * delivery: Maximum over 5 minutes. Needs `cache`.
+   */
+  public metricInvalidationFunctionIteratorAge(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return cacheMetrics.invalidationIteratorAge(cacheMetrics.requireCacheTier(this.cacheTier, 'metricInvalidationFunctionIteratorAge'), props);
+  }
+
+  /** SQS `ApproximateNumberOfMessagesVisible` of the invalidation dead-letter queue: Maximum over 5 minutes. Needs `cache`. */
+  public metricInvalidationDeadLetterQueueApproximateNumberOfMessagesVisible(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return cacheMetrics.invalidationDeadLetterMessages(
+      cacheMetrics.requireCacheTier(this.cacheTier, 'metricInvalidationDeadLetterQueueApproximateNumberOfMessagesVisible'), props);
+  }
+
+  /**
+   * ElastiCache Serverless `ThrottledCmds` of the cache (namespace `AWS/ElastiCache`, dimension `clusterId`): Sum
+   * over 5 minutes. Needs a serverless `cache` (node-based caches do not publish it).
+   */
+  public metricCacheThrottledCmds(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return cacheMetrics.cacheThrottledCmds(cacheMetrics.requireCacheTier(this.cacheTier, 'metricCacheThrottledCmds'), props);
   }
 
   /** DynamoDB `ReadThrottleEvents` of the table: Sum over 5 minutes. */

@@ -1,49 +1,85 @@
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type { PromptServingTable } from '../prompt-serving-table';
+import type { Construct } from 'constructs';
 
-const WIDTH = 8;
-const HEIGHT = 6;
+export const DASHBOARD_WIDGET_WIDTH = 8;
+export const DASHBOARD_WIDGET_HEIGHT = 6;
 
-/** A dashboard of the same metrics the alarms use, in three rows: table, sync results, sync function. */
-export function createServingDashboard(servingTable: PromptServingTable, dashboardName?: string): cloudwatch.Dashboard {
+/**
+ * The metric methods the dashboard graphs. `PromptServingTable` has them all; taking them as an argument keeps
+ * this helper from importing the construct back.
+ */
+export interface ServingDashboardMetricSource {
+  metricReadThrottleEvents(): cloudwatch.IMetric;
+  metricWriteThrottleEvents(): cloudwatch.IMetric;
+  metricThrottledRequestsForOperation(operation: dynamodb.Operation, props?: cloudwatch.MetricOptions): cloudwatch.IMetric;
+  metricSystemErrorsForOperations(): cloudwatch.IMetric;
+  metricPromptsWritten(): cloudwatch.IMetric;
+  metricPromptsUnchanged(): cloudwatch.IMetric;
+  metricPromptsDeleted(): cloudwatch.IMetric;
+  metricPromptsFailed(): cloudwatch.IMetric;
+  metricFullSyncSucceeded(): cloudwatch.IMetric;
+  metricSourceThrottles(): cloudwatch.IMetric;
+  metricSyncDuration(): cloudwatch.IMetric;
+  metricSyncFunctionErrors(): cloudwatch.IMetric;
+  metricSyncFunctionThrottles(): cloudwatch.IMetric;
+  metricSyncFunctionDuration(): cloudwatch.IMetric;
+  metricDeadLetterQueueApproximateNumberOfMessagesVisible(): cloudwatch.IMetric;
+}
+
+/** What the dashboard shows. */
+export interface ServingDashboardInputs {
+  readonly dashboardName?: string;
+  readonly metrics: ServingDashboardMetricSource;
+  /** Shown in an alarm status widget when there are any. */
+  readonly alarms: cloudwatch.IAlarm[];
+  /** Further rows (the cache tier's), after the sync rows and before the alarms. */
+  readonly extraRows?: cloudwatch.IWidget[][];
+}
+
+/** A dashboard of the same metrics the alarms use, in three rows (table, sync results, sync function) and any extra. */
+export function createServingDashboard(scope: Construct, inputs: ServingDashboardInputs): cloudwatch.Dashboard {
+  const m = inputs.metrics;
   const graph = (title: string, left: cloudwatch.IMetric[], stacked = false) =>
-    new cloudwatch.GraphWidget({ title, left, stacked, width: WIDTH, height: HEIGHT });
+    new cloudwatch.GraphWidget({ title, left, stacked, width: DASHBOARD_WIDGET_WIDTH, height: DASHBOARD_WIDGET_HEIGHT });
   const { GET_ITEM, BATCH_GET_ITEM, QUERY, TRANSACT_WRITE_ITEMS } = dynamodb.Operation;
 
-  const dashboard = new cloudwatch.Dashboard(servingTable, 'Dashboard', { dashboardName });
+  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', { dashboardName: inputs.dashboardName });
   dashboard.addWidgets(
-    graph('Table throttle events', [servingTable.metricReadThrottleEvents(), servingTable.metricWriteThrottleEvents()]),
+    graph('Table throttle events', [m.metricReadThrottleEvents(), m.metricWriteThrottleEvents()]),
     graph('Throttled requests by operation', [GET_ITEM, BATCH_GET_ITEM, QUERY, TRANSACT_WRITE_ITEMS].map(
-      (operation) => servingTable.metricThrottledRequestsForOperation(operation, { label: operation }))),
-    graph('Table system errors', [servingTable.metricSystemErrorsForOperations()]),
+      (operation) => m.metricThrottledRequestsForOperation(operation, { label: operation }))),
+    graph('Table system errors', [m.metricSystemErrorsForOperations()]),
   );
   dashboard.addWidgets(
     graph('Prompts per sync', [
-      servingTable.metricPromptsWritten(),
-      servingTable.metricPromptsUnchanged(),
-      servingTable.metricPromptsDeleted(),
-      servingTable.metricPromptsFailed(),
+      m.metricPromptsWritten(),
+      m.metricPromptsUnchanged(),
+      m.metricPromptsDeleted(),
+      m.metricPromptsFailed(),
     ], true),
     graph('Full syncs succeeded and source throttles', [
-      servingTable.metricFullSyncSucceeded(),
-      servingTable.metricSourceThrottles(),
+      m.metricFullSyncSucceeded(),
+      m.metricSourceThrottles(),
     ]),
-    graph('Sync duration (ms)', [servingTable.metricSyncDuration()]),
+    graph('Sync duration (ms)', [m.metricSyncDuration()]),
   );
   dashboard.addWidgets(
     graph('Sync function errors and throttles', [
-      servingTable.metricSyncFunctionErrors(),
-      servingTable.metricSyncFunctionThrottles(),
+      m.metricSyncFunctionErrors(),
+      m.metricSyncFunctionThrottles(),
     ]),
-    graph('Sync function duration (ms)', [servingTable.metricSyncFunctionDuration()]),
-    graph('Dead-letter queue messages', [servingTable.metricDeadLetterQueueApproximateNumberOfMessagesVisible()]),
+    graph('Sync function duration (ms)', [m.metricSyncFunctionDuration()]),
+    graph('Dead-letter queue messages', [m.metricDeadLetterQueueApproximateNumberOfMessagesVisible()]),
   );
-  if (servingTable.alarms.length > 0) {
+  for (const row of inputs.extraRows ?? []) {
+    dashboard.addWidgets(...row);
+  }
+  if (inputs.alarms.length > 0) {
     dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({
       title: 'Alarms',
-      alarms: servingTable.alarms,
-      width: WIDTH * 3,
+      alarms: inputs.alarms,
+      width: DASHBOARD_WIDGET_WIDTH * 3,
     }));
   }
   return dashboard;

@@ -21,18 +21,20 @@ export const SYNC_MAX_EVENT_AGE = Duration.hours(1);
 /** SQS's longest retention, so parked events survive a long weekend. */
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
-/** The queue where sync events go after every retry failed. */
-export function createDeadLetterQueue(scope: Construct): sqs.Queue {
-  const queue = new sqs.Queue(scope, 'DeadLetterQueue', {
+const SYNC_DEAD_LETTER_REASON = 'This queue is the dead-letter queue of the sync function and of its EventBridge targets; '
+  + 'a dead-letter queue for it would only move the same parked events one queue further.';
+
+/**
+ * The queue where sync events go after every retry failed (or, with another `id` and `reason`, another
+ * dead-letter queue: `reason` says why it has no dead-letter queue of its own).
+ */
+export function createDeadLetterQueue(scope: Construct, id = 'DeadLetterQueue', reason = SYNC_DEAD_LETTER_REASON): sqs.Queue {
+  const queue = new sqs.Queue(scope, id, {
     encryption: sqs.QueueEncryption.SQS_MANAGED,
     enforceSSL: true,
     retentionPeriod: DEAD_LETTER_RETENTION,
   });
-  Validations.of(queue).acknowledge({
-    id: 'AwsSolutions-SQS3',
-    reason: 'This queue is the dead-letter queue of the sync function and of its EventBridge targets; '
-      + 'a dead-letter queue for it would only move the same parked events one queue further.',
-  });
+  Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason });
   return queue;
 }
 

@@ -1,0 +1,139 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type { Construct } from 'constructs';
+import {
+  type CacheTierParts,
+  cacheThrottledCmds,
+  hasThrottledCmds,
+  invalidationDeadLetterMessages,
+  invalidationErrors,
+  invalidationIteratorAge,
+} from './cache-metrics';
+import type { PromptServingAlarmOptions } from '../alarms';
+import type { PromptCacheOptions } from './options';
+import { invalidProp, isUnresolved } from '../private/errors';
+
+const DEFAULT_PERIOD = Duration.minutes(5);
+/** A change should reach the cache within seconds; a minute behind means readers fall back to their TTL. */
+export const DEFAULT_ITERATOR_AGE_THRESHOLD_MS = 60_000;
+/** CloudWatch evaluates at most one day for periods under an hour. */
+const MAX_SHORT_RANGE = Duration.days(1);
+/** ...and at most seven days otherwise. */
+const MAX_RANGE = Duration.days(7);
+const ONE_MINUTE_MS = 60_000;
+
+const { GREATER_THAN_OR_EQUAL_TO_THRESHOLD } = cloudwatch.ComparisonOperator;
+const { NOT_BREACHING, IGNORE } = cloudwatch.TreatMissingData;
+
+type CacheAlarmProp = 'invalidationFunctionErrorsAlarm' | 'invalidationIteratorAgeAlarm' | 'invalidationDeadLetterQueueAlarm' | 'throttledCmdsAlarm';
+
+interface CacheAlarmDefault {
+  readonly prop: CacheAlarmProp;
+  /** Construct id of the alarm under the table. */
+  readonly id: string;
+  readonly metric: (period: Duration) => cloudwatch.IMetric;
+  readonly threshold: number;
+  readonly treatMissingData: cloudwatch.TreatMissingData;
+  readonly description: string;
+}
+
+/** Inputs of the cache alarms: the parts, the cache options, and the table-wide alarm settings. */
+export interface CacheAlarmSettings {
+  readonly parts: CacheTierParts;
+  readonly options: PromptCacheOptions;
+  readonly createAlarms: boolean;
+  readonly alarmActions: cloudwatch.IAlarmAction[];
+}
+
+/** The alarms documented on `PromptCacheOptions`, built from the cache tier's metric functions. */
+export function createCacheAlarms(scope: Construct, settings: CacheAlarmSettings): cloudwatch.Alarm[] {
+  if (!settings.createAlarms) {
+    return [];
+  }
+  const { parts } = settings;
+  const where = `the prompt cache of ${scope.node.path}`;
+  const defaults: CacheAlarmDefault[] = [
+    {
+      prop: 'invalidationFunctionErrorsAlarm',
+      id: 'InvalidationFunctionErrorsAlarm',
+      metric: (period) => invalidationErrors(parts, { period }),
+      threshold: 1,
+      treatMissingData: NOT_BREACHING,
+      description: `The invalidation function of ${where} failed (Lambda Errors); the batch is retried, bisected, then parked. `
+        + 'Until it succeeds, readers serve changed prompts only when their in-process copy expires. Read the function\'s log.',
+    },
+    {
+      prop: 'invalidationIteratorAgeAlarm',
+      id: 'InvalidationIteratorAgeAlarm',
+      metric: (period) => invalidationIteratorAge(parts, { period }),
+      threshold: DEFAULT_ITERATOR_AGE_THRESHOLD_MS,
+      treatMissingData: NOT_BREACHING,
+      description: `The invalidation of ${where} is more than a minute behind the table (IteratorAge): changes reach readers late. `
+        + 'Look for invalidation errors or throttles, and for cache connection failures in the function\'s log.',
+    },
+    {
+      prop: 'invalidationDeadLetterQueueAlarm',
+      id: 'InvalidationDeadLetterQueueAlarm',
+      metric: (period) => invalidationDeadLetterMessages(parts, { period }),
+      threshold: 1,
+      treatMissingData: IGNORE,
+      description: `Stream batches of ${where} failed every retry and were parked in the invalidation dead-letter queue: `
+        + 'the cache may hold an older pointer until its value expires or the prompt changes again. '
+        + 'The messages name the shard and sequence numbers (replayable for 24 hours); fix the cause, then purge the queue.',
+    },
+    ...(hasThrottledCmds(parts.cache) ? [{
+      prop: 'throttledCmdsAlarm' as const,
+      id: 'CacheThrottledCmdsAlarm',
+      metric: (period: Duration) => cacheThrottledCmds(parts, { period }),
+      threshold: 1,
+      treatMissingData: NOT_BREACHING,
+      description: `${where} throttled commands (ThrottledCmds): it is scaling slower than the load grows, or is at `
+        + '`maxEcpuPerSecond`. Readers fall back to the table; raise or remove the cap if it persists.',
+    }] : []),
+  ];
+
+  return defaults.flatMap((alarm) => {
+    const options: PromptServingAlarmOptions = settings.options[alarm.prop] ?? {};
+    if (options.enabled === false) {
+      return [];
+    }
+    const period = options.period ?? DEFAULT_PERIOD;
+    const evaluationPeriods = options.evaluationPeriods ?? 1;
+    const threshold = options.threshold ?? alarm.threshold;
+    validateCacheAlarmOptions(alarm.prop, threshold, evaluationPeriods, period);
+    const created = new cloudwatch.Alarm(scope, alarm.id, {
+      metric: alarm.metric(period),
+      threshold,
+      evaluationPeriods,
+      datapointsToAlarm: evaluationPeriods,
+      comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: alarm.treatMissingData,
+      alarmDescription: alarm.description,
+    });
+    created.addAlarmAction(...settings.alarmActions);
+    return [created];
+  });
+}
+
+function validateCacheAlarmOptions(prop: string, threshold: number, evaluationPeriods: number, period: Duration): void {
+  if (!isUnresolved(threshold) && !(Number.isFinite(threshold) && threshold >= 0)) {
+    throw invalidProp(`${prop}.threshold`, 'be a number of 0 or more', threshold);
+  }
+  if (!isUnresolved(evaluationPeriods) && !(Number.isInteger(evaluationPeriods) && evaluationPeriods >= 1)) {
+    throw invalidProp(`${prop}.evaluationPeriods`, 'be a whole number of 1 or more', evaluationPeriods);
+  }
+  if (isUnresolved(period) || isUnresolved(evaluationPeriods)) {
+    return;
+  }
+  const ms = period.toMilliseconds();
+  if (ms < ONE_MINUTE_MS || ms % ONE_MINUTE_MS !== 0) {
+    throw invalidProp(`${prop}.period`, 'be a whole number of minutes', period);
+  }
+  const short = ms < Duration.hours(1).toMilliseconds();
+  const maxRange = short ? MAX_SHORT_RANGE : MAX_RANGE;
+  if (ms * evaluationPeriods > maxRange.toMilliseconds()) {
+    throw invalidProp(`${prop}.period\` × \`${prop}.evaluationPeriods`, `be at most ${maxRange.toHumanString()}`,
+      Duration.seconds((ms / 1000) * evaluationPeriods),
+      `CloudWatch evaluates at most ${maxRange.toHumanString()} for periods ${short ? 'under' : 'of at least'} an hour`);
+  }
+}

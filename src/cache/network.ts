@@ -1,0 +1,57 @@
+import { Token } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type { Construct } from 'constructs';
+import type { PromptCacheOptions } from './options';
+import { invalidProp } from '../private/errors';
+
+/** A cache's endpoints span at least this many Availability Zones, so losing one zone keeps the tier up. */
+export const MIN_CACHE_AVAILABILITY_ZONES = 2;
+
+/** The cache's subnets: the user's selection, or the VPC's private ones; checked to be private and in ≥ 2 zones. */
+export function selectCacheSubnets(options: PromptCacheOptions): { selection: ec2.SubnetSelection; subnets: ec2.SelectedSubnets } {
+  const { vpc } = options;
+  const selection: ec2.SubnetSelection = options.vpcSubnets ?? {
+    subnetType: vpc.privateSubnets.length > 0 ? ec2.SubnetType.PRIVATE_WITH_EGRESS : ec2.SubnetType.PRIVATE_ISOLATED,
+  };
+  let subnets: ec2.SelectedSubnets;
+  try {
+    subnets = vpc.selectSubnets(selection);
+  } catch (cause) {
+    throw new Error(`\`vpcSubnets\` must select private subnets of \`vpc\`, got none: ${(cause as Error).message}. `
+      + 'Give the VPC private or isolated subnets in at least two Availability Zones, or pass `vpcSubnets`', { cause });
+  }
+  const publicIds = new Set(vpc.publicSubnets.map((s) => s.subnetId));
+  const exposed = subnets.subnets.filter((s) => publicIds.has(s.subnetId)).map((s) => s.subnetId);
+  if (exposed.length > 0) {
+    throw invalidProp('vpcSubnets', 'select private or isolated subnets only', exposed,
+      'A cache in a public subnet is one routing mistake away from the internet');
+  }
+  const zones = new Set(subnets.subnets.map((s) => s.availabilityZone));
+  const countable = subnets.subnets.length > 0 && !Token.isUnresolved(subnets.subnets.map((s) => s.subnetId));
+  if (countable && zones.size < MIN_CACHE_AVAILABILITY_ZONES) {
+    throw invalidProp('vpcSubnets', `select subnets in at least ${MIN_CACHE_AVAILABILITY_ZONES} Availability Zones`,
+      `${subnets.subnets.length} subnet(s) in ${zones.size} zone(s)`,
+      'Give the VPC private subnets in two or more zones (`new ec2.Vpc(this, \'Vpc\', { maxAzs: 2 })`) or select more subnets');
+  }
+  return { selection: { subnets: subnets.subnets }, subnets };
+}
+
+/** The cache's own security group: no ingress rule (readers and the invalidation function are added by group). */
+export function createCacheSecurityGroup(scope: Construct, vpc: ec2.IVpc): ec2.SecurityGroup {
+  return new ec2.SecurityGroup(scope, 'SecurityGroup', {
+    vpc,
+    description: 'Prompt cache: ingress only from readers and the invalidation function, added by security group',
+    allowAllOutbound: false,
+  });
+}
+
+/** The optional DynamoDB gateway endpoint readers in private subnets need to reach the table. */
+export function addDynamoDbGatewayEndpoint(scope: Construct, options: PromptCacheOptions, subnets: ec2.SubnetSelection): void {
+  if (options.dynamoDbGatewayEndpoint) {
+    new ec2.GatewayVpcEndpoint(scope, 'DynamoDbEndpoint', {
+      vpc: options.vpc,
+      service: ec2.GatewayVpcEndpointAwsService.DYNAMODB,
+      subnets: [subnets],
+    });
+  }
+}
