@@ -48,6 +48,8 @@ export interface PointerState {
   readonly sourceUpdatedAt?: string;
   readonly sourceReadAt?: string;
   readonly sourceVersion?: string;
+  /** The pointer's write counter (0 when absent); every pointer write sets it to this + 1 under a guard on it. */
+  readonly revision: number;
 }
 
 /** The catalog item: a Bloom filter of every ACTIVE prompt id. */
@@ -63,7 +65,7 @@ export type WriteOutcome = 'written' | 'conflict';
 
 const POINTER_STATE_ATTRIBUTES = [
   Attr.promptId, Attr.status, Attr.versionNumber, Attr.latestVersionNumber, Attr.checksum, Attr.sourceChecksum,
-  Attr.sourceRevision, Attr.sourceUpdatedAt, Attr.sourceReadAt, Attr.sourceVersion,
+  Attr.sourceRevision, Attr.sourceUpdatedAt, Attr.sourceReadAt, Attr.sourceVersion, Attr.revision,
 ];
 const PROJECTION = {
   ProjectionExpression: POINTER_STATE_ATTRIBUTES.map((_, i) => `#p${i}`).join(', '),
@@ -122,7 +124,7 @@ export class ServingTableStore {
               ExpressionAttributeNames: { '#pk': PARTITION_KEY },
             },
           },
-          { Put: { TableName: this.tableName, Item: pointerItem, ...pointerGuard(expected, readAt) } },
+          { Put: { TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected, readAt) } },
         ],
       }));
       return 'written';
@@ -134,15 +136,17 @@ export class ServingTableStore {
 
   /** Replaces the pointer (e.g. to activate an older version) if it is still as `expected`. */
   async putPointer(pointerItem: Item, expected: PointerState): Promise<WriteOutcome> {
-    return this.guarded(new PutItemCommand({ TableName: this.tableName, Item: pointerItem, ...pointerGuard(expected) }));
+    return this.guarded(new PutItemCommand({
+      TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected),
+    }));
   }
 
   /** Records what the source held at `readAt` without touching served content (no new version). */
   async updateSourceMetadata(expected: PointerState, readAt: string, fields: Record<string, string | undefined>): Promise<WriteOutcome> {
     const guard = pointerGuard(expected, readAt);
     const names: Record<string, string> = { ...guard.ExpressionAttributeNames };
-    const values: Item = { ...guard.ExpressionAttributeValues };
-    const sets: string[] = ['#readAt = :readAt'];
+    const values: Item = { ...guard.ExpressionAttributeValues, ':nextRev': nextRevision(expected) };
+    const sets: string[] = ['#readAt = :readAt', '#rev = :nextRev'];
     Object.entries(fields).forEach(([attr, value], i) => {
       if (value === undefined) return;
       names[`#f${i}`] = attr;
@@ -168,10 +172,12 @@ export class ServingTableStore {
     return this.guarded(new UpdateItemCommand({
       TableName: this.tableName,
       Key: pointerKey(expected.id),
-      UpdateExpression: 'SET #status = :deleted, #synced = :synced, #readAt = :readAt',
+      UpdateExpression: 'SET #status = :deleted, #synced = :synced, #readAt = :readAt, #rev = :nextRev',
       ConditionExpression: guard.ConditionExpression,
       ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, '#synced': Attr.syncedAt },
-      ExpressionAttributeValues: { ...guard.ExpressionAttributeValues, ':deleted': { S: STATUS_DELETED }, ':synced': { S: syncedAt } },
+      ExpressionAttributeValues: {
+        ...guard.ExpressionAttributeValues, ':deleted': { S: STATUS_DELETED }, ':synced': { S: syncedAt }, ':nextRev': nextRevision(expected),
+      },
     }));
   }
 
@@ -295,13 +301,15 @@ function pointerGuard(expected: PointerState | undefined, readAt?: string) {
   const values: Item = {};
   let condition = 'attribute_not_exists(#pk)';
   if (expected) {
-    condition = '#vn = :vn AND #lvn = :lvn AND #status = :status';
-    Object.assign(names, { '#vn': Attr.versionNumber, '#lvn': Attr.latestVersionNumber, '#status': Attr.status });
+    const revision = expected.revision > 0 ? '#rev = :rev' : 'attribute_not_exists(#rev)';
+    condition = `#vn = :vn AND #lvn = :lvn AND #status = :status AND ${revision}`;
+    Object.assign(names, { '#vn': Attr.versionNumber, '#lvn': Attr.latestVersionNumber, '#status': Attr.status, '#rev': Attr.revision });
     Object.assign(values, {
       ':vn': { N: String(expected.versionNumber) },
       ':lvn': { N: String(expected.latestVersionNumber) },
       ':status': { S: expected.status },
     });
+    if (expected.revision > 0) values[':rev'] = { N: String(expected.revision) };
     delete names['#pk'];
   }
   if (readAt !== undefined) {
@@ -314,6 +322,15 @@ function pointerGuard(expected: PointerState | undefined, readAt?: string) {
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: Object.keys(values).length > 0 ? values : undefined,
   };
+}
+
+/** The `revision` a write replacing `expected` carries: its + 1 (1 for a new pointer). The guard checks `expected`'s. */
+function nextRevision(expected: PointerState | undefined): { N: string } {
+  return { N: String((expected?.revision ?? 0) + 1) };
+}
+
+function withNextRevision(pointerItem: Item, expected: PointerState | undefined): Item {
+  return { ...pointerItem, [Attr.revision]: nextRevision(expected) };
 }
 
 function toPointerState(item: Item): PointerState {
@@ -329,6 +346,7 @@ function toPointerState(item: Item): PointerState {
     sourceUpdatedAt: p[Attr.sourceUpdatedAt] as string | undefined,
     sourceReadAt: p[Attr.sourceReadAt] as string | undefined,
     sourceVersion: p[Attr.sourceVersion] as string | undefined,
+    revision: (p[Attr.revision] as number | undefined) ?? 0,
   };
 }
 

@@ -28,6 +28,7 @@ const POINTER_AT_3: PointerState = {
   sourceRevision: 'rev-3',
   sourceReadAt: '2026-01-03T00:00:00.000123Z',
   sourceVersion: '3',
+  revision: 7,
 };
 
 describe('the pointer an activation writes', () => {

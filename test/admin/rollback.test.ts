@@ -108,11 +108,13 @@ describe('rolling a prompt back to an older version', () => {
     await fx.admin.activate('greeting', 2, { activatedBy: 'bob' });
     // THEN
     const current = await readCurrent(fx, 'greeting');
-    const { activated_at: at, activated_by: by, synced_at: syncedAt, ...rest } = current!;
-    const { synced_at: _, ...syncedRest } = synced!;
+    const { activated_at: at, activated_by: by, synced_at: syncedAt, revision, ...rest } = current!;
+    const { synced_at: _, revision: syncedRevision, ...syncedRest } = synced!;
     expect(rest).toEqual(syncedRest);
     expect(by).toBe('bob');
     expect(syncedAt).toBe(at);
+    // AND each of the two activations was a pointer write of its own (the L2 ordering rule relies on it)
+    expect(revision).toBe((syncedRevision as number) + 2);
   });
 });
 

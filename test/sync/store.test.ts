@@ -1,4 +1,5 @@
 import { BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { contentOf } from '../../src/schema';
 import { SyncEngine } from '../../src/sync/engine';
 import { ServingTableStore } from '../../src/sync/store';
 import { CallCounter } from '../support/call-counter';
@@ -46,6 +47,37 @@ test('pointer reads retry UnprocessedKeys until every pointer is read', async ()
   expect(pointers.size).toBe(250);
   expect([...pointers.keys()].sort()).toEqual([...ids].sort());
   expect(counter.count('BatchGetItem')).toBeGreaterThan(3);
+  await deleteTable(client, tableName);
+  client.destroy();
+});
+
+test('every pointer write increments `revision` (the L2 ordering rule compares it); a stale revision loses', async () => {
+  // GIVEN a prompt synced once
+  const client = localDynamoDBClient();
+  const tableName = await createServingTable(client, 'revision');
+  const source = new MemorySource();
+  source.set('greeting', textPrompt('v1'));
+  const engine = new SyncEngine({ dynamoDBClient: client, tableName, source });
+  await engine.fullSync();
+  const store = new ServingTableStore(client, tableName);
+  const first = await store.getPointer('greeting');
+  expect(first?.revision).toBe(1);
+  // WHEN the source changes (a new version) and then the prompt is deleted
+  source.set('greeting', textPrompt('v2'));
+  await engine.fullSync();
+  const second = await store.getPointer('greeting');
+  source.delete('greeting');
+  await engine.fullSync();
+  const third = await store.getPointer('greeting');
+  // THEN each write moved the revision on by one
+  expect(second?.revision).toBe(2);
+  expect(third).toMatchObject({ status: 'DELETED', revision: 3 });
+  // AND a writer holding the first state (revision 1) loses its guarded write
+  expect(await store.markDeleted(second!, new Date().toISOString(), new Date().toISOString())).toBe('conflict');
+  // AND the revision is bookkeeping, not prompt content (it never feeds the checksum)
+  const item = await store.getItem('greeting', 'CURRENT');
+  expect(item?.revision).toBe(3);
+  expect(contentOf(item!)).not.toHaveProperty('revision');
   await deleteTable(client, tableName);
   client.destroy();
 });

@@ -1,0 +1,36 @@
+/**
+ * Environment contract: variables the construct sets and the handlers and runtime clients read.
+ */
+
+/** Environment variables set by the construct and read by the handler and the runtime client. */
+export const Env = {
+  /** Name of the serving table: set on the sync function and by `PromptServingTable.addReader(fn)`. */
+  tableName: 'PROMPT_SERVING_TABLE_NAME',
+  /** Sync handler: `bedrock` or `directory`. */
+  sourceType: 'PROMPT_SERVING_SOURCE',
+  /** Sync handler: JSON options of the source (see sync/sources). */
+  sourceOptions: 'PROMPT_SERVING_SOURCE_OPTIONS',
+  /** Sync handler: CloudWatch namespace of the Embedded Metric Format metrics. */
+  metricsNamespace: 'PROMPT_SERVING_METRICS_NAMESPACE',
+  /** `host:port` of the L2 cache (Valkey/Redis); its presence turns the L2 on in both runtime clients. */
+  cacheEndpoint: 'PROMPT_SERVING_CACHE_ENDPOINT',
+  /** `true` | `false` (default `true`): TLS to the cache. */
+  cacheTls: 'PROMPT_SERVING_CACHE_TLS',
+  /** `iam` | `none` (default `iam`): how a client authenticates to the cache. */
+  cacheAuth: 'PROMPT_SERVING_CACHE_AUTH',
+  /** The ElastiCache user id a client authenticates as (IAM auth). */
+  cacheUser: 'PROMPT_SERVING_CACHE_USER',
+  /** The cache's name: the host an IAM auth token is signed for. */
+  cacheName: 'PROMPT_SERVING_CACHE_NAME',
+  /** `ServerlessCache` | `ReplicationGroup` (default `ServerlessCache`): adds `ResourceType=ServerlessCache` to the IAM token. */
+  cacheResourceType: 'PROMPT_SERVING_CACHE_RESOURCE_TYPE',
+  /** `true` | `false` (default `true`): the endpoint is a cluster-mode endpoint (a serverless cache is). */
+  cacheCluster: 'PROMPT_SERVING_CACHE_CLUSTER',
+} as const;
+
+/** Values of {@link Env.cacheAuth}. */
+export const CACHE_AUTH_IAM = 'iam';
+export const CACHE_AUTH_NONE = 'none';
+/** Values of {@link Env.cacheResourceType}: the IAM token scheme differs between them. */
+export const CACHE_RESOURCE_SERVERLESS = 'ServerlessCache';
+export const CACHE_RESOURCE_REPLICATION_GROUP = 'ReplicationGroup';
