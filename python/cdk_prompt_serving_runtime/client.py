@@ -38,6 +38,10 @@ INVALID_ID_REASON = (
 )
 
 
+_NEVER_POLLED = object()
+"""The epoch before the first poll (an absent epoch key reads as ``None``, a value like any other)."""
+
+
 class _Entry:
     """One remembered prompt. ``failing``: the last read of this key failed, so serve this copy at once (within
     the stale-if-error bound) while reads retry."""
@@ -194,7 +198,7 @@ class PromptClient:
         self._catalog = Catalog(self._reader, o.catalog_max_age, self._counters, self._clock)
         self._l2: Optional[PromptCacheL2] = self._build_l2(l2, env)
         self._epoch_key = l2_epoch_key(o.table_name)
-        self._epoch: Optional[str] = None
+        self._epoch: Any = _NEVER_POLLED
         self._epoch_due = 0.0 if self._l2 is not None else math.inf
         self._epoch_polling = False
 
@@ -488,15 +492,15 @@ class PromptClient:
         if self._l2 is None:
             return False
         try:
-            self._counters.epoch_polls += 1
             raw = self._l2.get(self._epoch_key)
+            self._counters.epoch_polls += 1
         except Exception as err:  # noqa: BLE001
             self._counters.l2_errors += 1
             logger.debug("L2 epoch read failed: %s", err)
             return False
         epoch = raw.decode() if isinstance(raw, bytes) else raw
         previous, self._epoch = self._epoch, epoch
-        if previous is None or epoch == previous:
+        if previous is _NEVER_POLLED or epoch == previous:
             return False
         self._revalidate()
         return True

@@ -94,6 +94,9 @@ class ValkeyL2:
     :param ssl_ca_certs: a CA bundle file for TLS; default the system's
     :param credentials: botocore credentials for IAM tokens; default a botocore session's
     :param token_provider: builds the password per connection (overrides IAM/static)
+    :param max_connection_age_seconds: a connection older than this is reopened (with a fresh token) before its
+        next command. Default 11 h (ElastiCache closes IAM-authenticated connections at 12 h).
+    :param monotonic: the clock for connection ages and pauses (tests pass a fake one)
     """
 
     def __init__(
@@ -114,6 +117,7 @@ class ValkeyL2:
         credentials: Any = None,
         token_provider: Optional[Callable[[], str]] = None,
         max_connection_age_seconds: float = MAX_CONNECTION_AGE_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         import redis  # the optional extra
 
@@ -152,9 +156,10 @@ class ValkeyL2:
         self._endpoint = (host, port)
         self._pause = 0.0
         self._down_until = 0.0
+        self._monotonic = monotonic
         base = redis.connection.SSLConnection if tls else redis.connection.Connection
         self._pool_kwargs: Dict[str, Any] = {
-            "connection_class": _connection_class(base, token_provider, max_connection_age_seconds),
+            "connection_class": _connection_class(base, token_provider, max_connection_age_seconds, monotonic),
             "socket_timeout": self._timeout,
             "socket_connect_timeout": self._timeout,
             "username": user if (user and token_provider is not None) else None,
@@ -227,7 +232,7 @@ class ValkeyL2:
             return c
 
     def _call(self, key: str, run: Callable[[Any], Any]) -> Any:
-        now = time.monotonic()
+        now = self._monotonic()
         if now < self._down_until:
             raise L2UnavailableError("L2 cache paused after a failure")
         slot = key_slot(key) if self._cluster else -1
@@ -250,25 +255,31 @@ class ValkeyL2:
         except (self._redis.exceptions.ConnectionError, self._redis.exceptions.TimeoutError, OSError) as err:
             with self._lock:
                 self._pause = min(PAUSE_MAX_SECONDS, max(PAUSE_MIN_SECONDS, self._pause * 2))
-                self._down_until = time.monotonic() + self._pause
+                self._down_until = self._monotonic() + self._pause
             logger.debug("L2 cache unreachable (pausing %.1f s): %s", self._pause, err)
             raise
 
 
-def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], max_age: float) -> Any:
+def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], max_age: float,
+                      monotonic: Callable[[], float]) -> Any:
     class PromptServingConnection(base):  # type: ignore[misc,valid-type]
         """Signs a fresh password per connection; reconnects a connection older than ``max_age``."""
 
         _opened_at = 0.0
+        _handshake = False
 
         def on_connect(self) -> None:
             if token_provider is not None:
                 self.password = token_provider()
-            self._opened_at = time.monotonic()
-            super().on_connect()
+            self._opened_at = monotonic()
+            self._handshake = True
+            try:
+                super().on_connect()
+            finally:
+                self._handshake = False
 
         def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-            if self._sock is not None and time.monotonic() - self._opened_at > max_age:
+            if not self._handshake and self._sock is not None and monotonic() - self._opened_at > max_age:
                 self.disconnect()
             super().send_packed_command(command, check_health)
 

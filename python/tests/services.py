@@ -107,16 +107,23 @@ class CallCounter:
 
     def __init__(self, client: Any) -> None:
         self.counts: Counter = Counter()
+        self.keys: List[str] = []
         client.meta.events.register("before-call.dynamodb.*", self._count)
+        client.meta.events.register("before-parameter-build.dynamodb.GetItem", self._key)
 
     def _count(self, model: Any, **_: Any) -> None:
         self.counts[model.name] += 1
+
+    def _key(self, params: Dict[str, Any], **_: Any) -> None:
+        key = params.get("Key", {})
+        self.keys.append(f"{key.get('prompt_id', {}).get('S')}/{key.get('version', {}).get('S')}")
 
     def __getitem__(self, operation: str) -> int:
         return self.counts[operation]
 
     def reset(self) -> None:
         self.counts.clear()
+        self.keys.clear()
 
 
 def run_sync(endpoint: str, table: str, directory: str) -> Dict[str, Any]:
