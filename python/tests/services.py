@@ -214,6 +214,16 @@ class RedisServer:
         _stop(self.process)
 
 
+def wait_for(condition: Any, timeout: float = 10.0) -> None:
+    """Waits for a background thread's work (a refresh, a poll) to land: polls the outcome. Expiry itself is
+    driven by the fake clock under test, never by this wait."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.01)
+
+
 def put_items(client: Any, table: str, items: List[Dict[str, Any]]) -> None:
     for item in items:
         client.put_item(TableName=table, Item=item)

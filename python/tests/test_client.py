@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 
 from cdk_prompt_serving_runtime import PromptClient, PromptNotFoundError, PromptRenderError, PromptServingError, PromptStoreError
-from services import REPO, CallCounter, create_serving_table, run_sync
+from services import REPO, CallCounter, create_serving_table, run_sync, wait_for
 
 EXAMPLES = os.path.join(REPO, "examples", "prompts")
 
@@ -177,7 +177,7 @@ def test_a_change_synced_to_the_table_is_served_within_the_bounds(ddb_local: Any
     clock.advance(2)
     stale = client.get_prompt("faq")  # past max_age, within stale-while-revalidate: old copy at once
     assert (stale.version, stale.stale) == (1, True)
-    _wait_for(lambda: client.get_prompt("faq").version == 2)
+    wait_for(lambda: client.get_prompt("faq").version == 2)
     fresh = client.get_prompt("faq")
     assert (fresh.version, fresh.stale, fresh.render({"question": "q"})) == (2, False, "Answer q briefly.")
 
@@ -186,15 +186,6 @@ def test_a_change_synced_to_the_table_is_served_within_the_bounds(ddb_local: Any
         client.get_prompt("doomed")
 
 
-def _wait_for(condition: Any, timeout: float = 10.0) -> None:
-    """Waits for a background refresh to land (polls the outcome; the clock under test is fake)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 def throttle_next_get_items(ddb: Any, count: int, code: str) -> None:

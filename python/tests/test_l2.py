@@ -11,7 +11,7 @@ from cdk_prompt_serving_runtime import PromptClient
 from cdk_prompt_serving_runtime.ddb_codec import to_json_item
 from cdk_prompt_serving_runtime.schema.l2 import l2_epoch_key, l2_item_key
 from cdk_prompt_serving_runtime.valkey import ValkeyL2
-from services import ADMIN_PASSWORD, READER_PASSWORD, CallCounter, RedisServer, create_serving_table, put_items, run_node_l2
+from services import ADMIN_PASSWORD, READER_PASSWORD, CallCounter, RedisServer, create_serving_table, put_items, run_node_l2, wait_for
 
 POINTER = {
     "prompt_id": {"S": "shared"}, "version": {"S": "CURRENT"}, "version_number": {"N": "1"}, "revision": {"N": "1"},
@@ -92,20 +92,14 @@ def test_the_epoch_is_polled_once_per_interval_in_the_background(ddb_local: Any,
     client.get_prompt("shared")
     for _ in range(1000):
         client.get_prompt("shared")
-    _wait(lambda: client.stats()["epoch_polls"] == 1)
+    wait_for(lambda: client.stats()["epoch_polls"] == 1)
     for _ in range(1000):
         client.get_prompt("shared")
     assert client.stats()["epoch_polls"] == 1  # same interval: no more polls
     clock.advance(1.5)
-    _wait(lambda: client.get_prompt("shared") is not None and client.stats()["epoch_polls"] == 2)
+    wait_for(lambda: client.get_prompt("shared") is not None and client.stats()["epoch_polls"] == 2)
 
 
-def _wait(condition: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 def test_l2_down_reads_go_to_the_table(ddb_local: Any, shared_table: str) -> None:
