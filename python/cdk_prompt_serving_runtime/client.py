@@ -14,7 +14,7 @@ from .catalog import Catalog
 from .ddb_codec import from_item
 from .errors import PromptNotFoundError, PromptServingError, PromptStoreError
 from .l2 import PromptCacheL2
-from .lru import Lru
+from .lru import Lru, Slot
 from .options import ResolvedOptions, resolve_options
 from .prompt import Prompt, is_deleted, prompt_from_item
 from .schema.env import Env
@@ -46,9 +46,10 @@ class _Entry:
     """One remembered prompt. ``failing``: the last read of this key failed, so serve this copy at once (within
     the stale-if-error bound) while reads retry."""
 
-    __slots__ = ("prompt", "version", "expires_at", "revision", "failing", "_stale")
+    __slots__ = ("prompt", "version", "expires_at", "revision", "failing", "used", "_stale")
 
     def __init__(self, prompt: Prompt, version: Optional[int], expires_at: float, revision: int) -> None:
+        self.used = False
         self.prompt = prompt
         self.version = version
         self.expires_at = expires_at
@@ -183,9 +184,10 @@ class PromptClient:
         o = self._options
         self._clock: Callable[[], float] = clock or time.time
         self._counters = Counters()
+        self._hits = 0  # the hot path's counter, kept on the client itself (one attribute lookup less)
         self._prompts: Lru[_Entry] = Lru(o.max_entries)
         self._map = self._prompts.map  # the hot path reads the LRU's dict directly
-        self._not_found: Lru[float] = Lru(o.max_entries)
+        self._not_found: Lru[Slot[float]] = Lru(o.max_entries)
         self._flights: Dict[Hashable, _Flight] = {}
         self._lock = threading.Lock()
         self._reader = TableReader(
@@ -242,19 +244,16 @@ class PromptClient:
         else:
             return self._miss(prompt_id, version, None, None)
         try:
-            node = self._map.get(key)
+            entry = self._map.get(key)
         except TypeError:  # an unhashable "id": not a valid id, said on the miss path
-            node = None
-        if node is not None:
-            entry = node.value
+            entry = None
+        if entry is not None:
             now = self._clock()
             if now >= self._epoch_due:
                 self._epoch_tick(now)
             if entry.expires_at > now:
-                lru = self._prompts
-                if lru.clock - node.stamp > lru.promote_after:
-                    lru.promote(key, node)
-                self._counters.hits += 1
+                entry.used = True
+                self._hits += 1
                 return entry.prompt
             return self._miss(prompt_id, version, key, entry)
         return self._miss(prompt_id, version, key, None)
@@ -308,6 +307,7 @@ class PromptClient:
             logger.info("prompt cache %s", prompts.stats())
         """
         out = self._counters.as_dict()
+        out["hits"] = self._hits
         out["evictions"] = self._prompts.evictions
         out["entries"] = len(self._prompts)
         return out
@@ -317,8 +317,8 @@ class PromptClient:
     # ------------------------------------------------------------------------------------------------------
 
     def _fresh(self, prompt_id: str, now: float) -> bool:
-        node = self._map.get(prompt_id)
-        return node is not None and node.value.expires_at > now
+        entry = self._map.get(prompt_id)
+        return entry is not None and entry.expires_at > now
 
     def _miss(self, prompt_id: Any, version: Any, key: Optional[Hashable], cached: Optional[_Entry]) -> Prompt:
         """Everything but a fresh hit; ``cached`` is the expired copy of this key, if any."""
@@ -333,8 +333,8 @@ class PromptClient:
             return cached.stale
         self._assert_valid(prompt_id, version)
         assert key is not None
-        not_found_until = self._not_found.get(key)
-        if not_found_until is not None and now < not_found_until:
+        not_found = self._not_found.get(key)
+        if not_found is not None and now < not_found.value:
             self._counters.negative_hits += 1
             raise PromptNotFoundError(prompt_id, version)
         self._counters.misses += 1
@@ -360,9 +360,9 @@ class PromptClient:
         except BaseException as err:  # noqa: BLE001 - handed to every waiter
             flight.error = err
             if isinstance(err, PromptStoreError):
-                node = self._map.get(key)
-                if node is not None:
-                    node.value.failing = True
+                entry = self._map.get(key)
+                if entry is not None:
+                    entry.failing = True
         finally:
             with self._lock:
                 if self._flights.get(key) is flight:
@@ -423,7 +423,7 @@ class PromptClient:
             self._write_l2(shared_key, raw, fetched_at)
         if item is None or is_deleted(item):
             self._prompts.delete(key)
-            self._not_found.set(key, self._clock() + self._options.not_found_max_age)
+            self._not_found.set(key, Slot(self._clock() + self._options.not_found_max_age))
             raise PromptNotFoundError(prompt_id, version, None if item is None else "deleted")
         revision = item.get("revision")
         rev = revision if isinstance(revision, int) and not isinstance(revision, bool) and revision >= 0 else 0
@@ -516,7 +516,7 @@ class PromptClient:
             item, revision = shared
             if is_deleted(item):
                 self._prompts.delete(key)
-                self._not_found.set(key, self._clock() + self._options.not_found_max_age)
+                self._not_found.set(key, Slot(self._clock() + self._options.not_found_max_age))
             else:
                 try:
                     self._remember(key, prompt_from_item(item), None, self._clock(), revision)

@@ -1,31 +1,35 @@
-"""A size-bounded map evicting the least recently used key, tuned for read-mostly hot paths (``src/runtime/lru.ts``).
+"""A size-bounded map that evicts a least recently used key, tuned for read-mostly hot paths
+(``src/runtime/lru.ts`` has the same contract; this one uses the "second chance" (CLOCK) approximation).
 
-A ``dict`` iterates in insertion order, so re-inserting a key on use keeps the oldest key first. A hit re-inserts
-only keys that drifted into the older half (more than ``max_entries / 2`` insertions ago), so a hot key costs one
-``dict.get`` per hit and any key used at least once every ``max_entries / 2`` insertions is never evicted.
+A ``dict`` iterates in insertion order. A hit only marks its value ``used`` (one attribute store, no lock, no
+re-insertion); an insertion past the bound looks at the oldest key: used since it was last looked at, it is
+cleared and moved to the end (a second chance), else it is evicted. A key used between two passes of the
+eviction hand is never evicted; an unused one goes first.
 
-Thread safety: reads take no lock (``dict.get`` is atomic in CPython); writes and promotions hold the lock.
+Values must have a writable ``used`` attribute (:class:`Slot` gives one to any value).
+
+Thread safety: ``get`` takes no lock (``dict.get`` is atomic in CPython); ``set``/``delete`` hold the lock.
 """
 import threading
-from typing import Callable, Dict, Generic, Hashable, List, Optional, TypeVar
+from typing import Callable, Dict, Generic, Hashable, List, Optional, Tuple, TypeVar
 
 V = TypeVar("V")
 
 
-class _Node(Generic[V]):
-    __slots__ = ("value", "stamp")
+class Slot(Generic[V]):
+    """Wraps a value that has no ``used`` attribute of its own."""
 
-    def __init__(self, value: V, stamp: int) -> None:
+    __slots__ = ("value", "used")
+
+    def __init__(self, value: V) -> None:
         self.value = value
-        self.stamp = stamp
+        self.used = False
 
 
 class Lru(Generic[V]):
     def __init__(self, max_entries: int, on_remove: Optional[Callable[[V], None]] = None) -> None:
         self.max_entries = max_entries
-        self.promote_after = max_entries // 2
-        self.map: Dict[Hashable, _Node[V]] = {}
-        self.clock = 0
+        self.map: Dict[Hashable, V] = {}
         self.evictions = 0
         self._on_remove = on_remove
         self._lock = threading.Lock()
@@ -34,43 +38,39 @@ class Lru(Generic[V]):
         return len(self.map)
 
     def get(self, key: Hashable) -> Optional[V]:
-        node = self.map.get(key)
-        if node is None:
-            return None
-        if self.clock - node.stamp > self.promote_after:
-            self.promote(key, node)
-        return node.value
-
-    def promote(self, key: Hashable, node: "_Node[V]") -> None:
-        with self._lock:
-            if self.map.get(key) is node:
-                del self.map[key]
-                self.map[key] = node
-                self.clock += 1
-                node.stamp = self.clock
+        value = self.map.get(key)
+        if value is not None:
+            value.used = True  # type: ignore[attr-defined]
+        return value
 
     def set(self, key: Hashable, value: V) -> None:
         removed: List[V] = []
+        value.used = False  # type: ignore[attr-defined]
         with self._lock:
-            old = self.map.pop(key, None)
+            m = self.map
+            old = m.pop(key, None)
             if old is not None:
-                removed.append(old.value)
-            self.clock += 1
-            self.map[key] = _Node(value, self.clock)
-            if len(self.map) > self.max_entries:
-                oldest = next(iter(self.map))
-                removed.append(self.map.pop(oldest).value)
-                self.evictions += 1
+                removed.append(old)
+            m[key] = value
+            while len(m) > self.max_entries:
+                oldest = next(iter(m))
+                candidate = m.pop(oldest)
+                if candidate.used and candidate is not value:  # type: ignore[attr-defined]
+                    candidate.used = False  # type: ignore[attr-defined]
+                    m[oldest] = candidate
+                else:
+                    removed.append(candidate)
+                    self.evictions += 1
         if self._on_remove is not None:
             for v in removed:
                 self._on_remove(v)
 
     def delete(self, key: Hashable) -> None:
         with self._lock:
-            node = self.map.pop(key, None)
-        if node is not None and self._on_remove is not None:
-            self._on_remove(node.value)
+            value = self.map.pop(key, None)
+        if value is not None and self._on_remove is not None:
+            self._on_remove(value)
 
-    def items(self) -> List["tuple[Hashable, V]"]:
+    def items(self) -> List[Tuple[Hashable, V]]:
         with self._lock:
-            return [(k, n.value) for k, n in self.map.items()]
+            return list(self.map.items())
