@@ -8,8 +8,9 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
+from .ddb_codec import from_item
 from .schema.catalog import bloom_might_contain
 from .schema.keys import CATALOG_ID, CURRENT, Attr
 from .stats import Counters
@@ -41,8 +42,19 @@ def parse_catalog(item: Optional[Mapping[str, Any]]) -> Optional[BloomFilter]:
     return BloomFilter(bytes(data), bits, hashes)
 
 
+SharedRead = Callable[[], Optional[Tuple[Dict[str, Any], int]]]
+SharedFill = Callable[[Mapping[str, Any], float], None]
+
+
 class Catalog:
-    def __init__(self, reader: TableReader, max_age: float, counters: Counters, clock: Callable[[], float]) -> None:
+    """``shared_read`` / ``shared_fill`` (given when an L2 is configured) read the catalog from the L2 before the
+    table and fill the L2 after a table read, so a fleet cold start reads ``#catalog`` from the table about once."""
+
+    def __init__(self, reader: TableReader, max_age: float, counters: Counters, clock: Callable[[], float],
+                 shared_read: Optional[SharedRead] = None, shared_fill: Optional[SharedFill] = None) -> None:
+        self._shared_read = shared_read
+        self._shared_fill = shared_fill
+        self._revision = -1
         self._reader = reader
         self._max_age = max_age
         self._counters = counters
@@ -108,8 +120,37 @@ class Catalog:
 
     def _read(self, deadline: Optional[float]) -> None:
         try:
-            self._filter = parse_catalog(self._reader.get_decoded(CATALOG_ID, CURRENT, deadline))
+            shared = self._shared_read() if self._shared_read is not None else None
+            if shared is not None:
+                self._take(*shared)
+            else:
+                fetched_at = self._clock()
+                raw = self._reader.get_item(CATALOG_ID, CURRENT, deadline)
+                item = from_item(raw) if raw is not None else None
+                self._filter = parse_catalog(item)
+                revision = item.get("revision") if item is not None else None
+                self._revision = revision if isinstance(revision, int) and not isinstance(revision, bool) else 0
+                if raw is not None and self._shared_fill is not None:
+                    self._shared_fill(raw, fetched_at)
             self._counters.catalog_loads += 1
         except Exception as err:  # noqa: BLE001 - an unreadable catalog must never reject an id
             logger.debug("catalog read failed (nothing is ruled out): %s", err)
         self._read_at = self._clock()
+
+    def _take(self, item: Dict[str, Any], revision: int) -> None:
+        self._filter = parse_catalog(item)
+        self._revision = revision
+
+    def revalidate(self) -> bool:
+        """Takes the L2's catalog if its revision is higher than the one held (the epoch moved); never raises."""
+        if self._shared_read is None or self._read_at is None:
+            return False
+        try:
+            shared = self._shared_read()
+        except Exception:  # noqa: BLE001
+            return False
+        if shared is None or shared[1] <= self._revision:
+            return False
+        self._take(*shared)
+        self._read_at = self._clock()
+        return True

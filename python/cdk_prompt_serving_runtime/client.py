@@ -18,12 +18,13 @@ from .lru import Lru, Slot
 from .options import ResolvedOptions, resolve_options
 from .prompt import Prompt, is_deleted, prompt_from_item
 from .schema.env import Env
-from .schema.keys import CURRENT, MAX_VERSION_NUMBER, is_valid_prompt_id, version_key
+from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, is_valid_prompt_id, version_key
 from .schema.l2 import (
     L2_VALUE_TTL_SECONDS,
     decode_l2_value,
     encode_l2_value,
     item_revision,
+    l2_catalog_key,
     l2_epoch_key,
     l2_item_key,
 )
@@ -197,8 +198,13 @@ class PromptClient:
             o.max_attempts,
             self._counters,
         )
-        self._catalog = Catalog(self._reader, o.catalog_max_age, self._counters, self._clock)
         self._l2: Optional[PromptCacheL2] = self._build_l2(l2, env)
+        catalog_key = l2_catalog_key(o.table_name)
+        self._catalog = Catalog(
+            self._reader, o.catalog_max_age, self._counters, self._clock,
+            (lambda: self._read_l2(catalog_key, CATALOG_ID)) if self._l2 is not None else None,
+            (lambda raw, fetched_at: self._write_l2(catalog_key, raw, fetched_at)) if self._l2 is not None else None,
+        )
         self._epoch_key = l2_epoch_key(o.table_name)
         self._epoch: Any = _NEVER_POLLED
         self._epoch_due = 0.0 if self._l2 is not None else math.inf
@@ -506,6 +512,8 @@ class PromptClient:
         return True
 
     def _revalidate(self) -> None:
+        if self._catalog.revalidate():
+            self._counters.l2_refreshes += 1
         table = self._options.table_name
         for key, entry in self._prompts.items():
             if entry.version is not None or not isinstance(key, str):

@@ -179,3 +179,40 @@ def test_prompt_client_builds_the_l2_from_the_environment_contract(ddb_local: An
     broken = PromptClient(dynamodb_client=ddb, environ=dict(env, PROMPT_SERVING_CACHE_TLS="maybe"))
     assert broken.get_prompt("shared").version == 1  # a bad cache setting never fails a read
     assert broken.stats()["l2_errors"] == 1
+
+
+def test_a_fleet_cold_start_reads_each_key_from_the_table_once_and_a_pushed_change_needs_no_table_read(
+        ddb_local: Any, ddb: Any, redis_secure: RedisServer, tmp_path: Any, clock: Any) -> None:
+    from services import run_sync
+
+    (tmp_path / "alpha.md").write_text("Alpha {{x}}.", encoding="utf-8")
+    table = create_serving_table(ddb, "py-fleet")
+    run_sync(ddb_local.endpoint, table, str(tmp_path))
+    # GIVEN one process that read the catalog and a prompt from the table (and filled the L2)
+    first, c1 = client_for(ddb_local, table, reader_l2(redis_secure), clock=clock)
+    first.get_prompt("alpha")
+    assert c1.keys == ["#catalog/CURRENT", "alpha/CURRENT"]
+    # WHEN the rest of the fleet starts
+    fleet = [client_for(ddb_local, table, reader_l2(redis_secure), clock=clock) for _ in range(5)]
+    for client, _ in fleet:
+        assert client.get_prompt("alpha").render({"x": "1"}) == "Alpha 1."
+        with pytest.raises(Exception, match="not in the catalog"):
+            client.get_prompt("beta")
+    # THEN none of it read the table
+    assert [counter.keys for _, counter in fleet] == [[]] * 5
+    # WHEN a prompt is created and the invalidation function (played by Node) writes the stream's new images
+    # through and bumps the epoch
+    watcher, wc = fleet[0]
+    watcher.poll_epoch()
+    (tmp_path / "beta.md").write_text("Beta.", encoding="utf-8")
+    run_sync(ddb_local.endpoint, table, str(tmp_path))
+    images = [ddb.get_item(TableName=table, Key={"prompt_id": {"S": pid}, "version": {"S": "CURRENT"}})["Item"]
+              for pid in ("#catalog", "beta")]
+    ops = [{"op": "fill", "key": l2_item_key(table, img["prompt_id"]["S"], "CURRENT"), "item": to_json_item(img)} for img in images]
+    assert node(redis_secure, ops) == [1, 1]
+    node(redis_secure, [{"op": "incr", "key": l2_epoch_key(table)}], user="admin", password=ADMIN_PASSWORD)
+    # THEN the next epoch poll takes the new catalog, and the new prompt is served from the L2: no table read
+    wc.reset()
+    assert watcher.poll_epoch() is True
+    assert watcher.get_prompt("beta").render() == "Beta."
+    assert wc.keys == []
