@@ -47,9 +47,10 @@ class _Entry:
     """One remembered prompt. ``failing``: the last read of this key failed, so serve this copy at once (within
     the stale-if-error bound) while reads retry."""
 
-    __slots__ = ("prompt", "version", "expires_at", "revision", "failing", "used", "_stale")
+    __slots__ = ("key", "prompt", "version", "expires_at", "revision", "failing", "used", "_stale")
 
-    def __init__(self, prompt: Prompt, version: Optional[int], expires_at: float, revision: int) -> None:
+    def __init__(self, key: Hashable, prompt: Prompt, version: Optional[int], expires_at: float, revision: int) -> None:
+        self.key = key
         self.used = False
         self.prompt = prompt
         self.version = version
@@ -186,8 +187,10 @@ class PromptClient:
         self._clock: Callable[[], float] = clock or time.time
         self._counters = Counters()
         self._hits = 0  # the hot path's counter, kept on the client itself (one attribute lookup less)
-        self._prompts: Lru[_Entry] = Lru(o.max_entries)
+        self._prompts: Lru[_Entry] = Lru(o.max_entries, self._unpin)
         self._map = self._prompts.map  # the hot path reads the LRU's dict directly
+        # Exact-version entries of _prompts by id then version, so a pinned hit builds no key tuple.
+        self._pinned: Dict[str, Dict[int, _Entry]] = {}
         self._not_found: Lru[Slot[float]] = Lru(o.max_entries)
         self._flights: Dict[Hashable, _Flight] = {}
         self._lock = threading.Lock()
@@ -244,15 +247,18 @@ class PromptClient:
             pinned = prompts.get_prompt("support-triage", version=3)
         """
         if version is None:
-            key: Hashable = prompt_id
+            try:
+                entry = self._map.get(prompt_id)
+            except TypeError:  # an unhashable "id": not a valid id, said on the miss path
+                entry = None
         elif version.__class__ is int:
-            key = (prompt_id, version)
+            try:
+                by_version = self._pinned.get(prompt_id)
+            except TypeError:
+                by_version = None
+            entry = by_version.get(version) if by_version is not None else None
         else:
             return self._miss(prompt_id, version, None, None)
-        try:
-            entry = self._map.get(key)
-        except TypeError:  # an unhashable "id": not a valid id, said on the miss path
-            entry = None
         if entry is not None:
             now = self._clock()
             if now >= self._epoch_due:
@@ -261,8 +267,8 @@ class PromptClient:
                 entry.used = True
                 self._hits += 1
                 return entry.prompt
-            return self._miss(prompt_id, version, key, entry)
-        return self._miss(prompt_id, version, key, None)
+            return self._miss(prompt_id, version, entry.key, entry)
+        return self._miss(prompt_id, version, prompt_id if version is None else (prompt_id, version), None)
 
     def preload(self, prompt_ids: Iterable[str] = ()) -> None:
         """Reads the catalog, and the CURRENT version of each listed prompt not fresh in memory (joining reads under
@@ -437,9 +443,24 @@ class PromptClient:
 
     def _remember(self, key: Hashable, prompt: Prompt, version: Optional[int], fetched_at: float, revision: int) -> Prompt:
         expires_at = fetched_at + self._options.max_age if version is None else math.inf
-        self._prompts.set(key, _Entry(prompt, version, expires_at, revision))
+        entry = _Entry(key, prompt, version, expires_at, revision)
+        if version is not None:
+            with self._lock:
+                self._pinned.setdefault(prompt.id, {})[version] = entry
+        self._prompts.set(key, entry)
         self._not_found.delete(key)
         return prompt
+
+    def _unpin(self, entry: _Entry) -> None:
+        """Keeps ``_pinned`` in step with ``_prompts``: called for every entry that leaves it."""
+        if entry.version is None:
+            return
+        with self._lock:
+            by_version = self._pinned.get(entry.prompt.id)
+            if by_version is not None and by_version.get(entry.version) is entry:
+                del by_version[entry.version]
+                if not by_version:
+                    del self._pinned[entry.prompt.id]
 
     # ------------------------------------------------------------------------------------------------------
     # L2

@@ -252,3 +252,16 @@ def test_hostile_ids_fail_alone_without_a_remote_call(ddb_local: Any, synced: An
             client.get_prompt(bad)  # type: ignore[arg-type]
     assert counter["GetItem"] == 0
     assert client.get_prompt("greeting").id == "greeting"  # nothing lost
+
+
+def test_exact_versions_share_the_size_bound_and_leave_memory_with_it(ddb_local: Any, synced: Any) -> None:
+    client, counter = new_client(ddb_local, synced[0], max_entries=2)
+    client.get_prompt("greeting", 1)
+    client.get_prompt("summarize")
+    client.get_prompt("translate")  # evicts the unused pinned copy
+    assert client.stats()["evictions"] == 1 and client._pinned == {}
+    counter.reset()
+    assert client.get_prompt("greeting", 1).version == 1
+    assert counter.keys == ["greeting/v000001"]
+    assert client.get_prompt("greeting", 1) is client.get_prompt("greeting", 1)  # a hit serves the same object
+    assert counter.keys == ["greeting/v000001"]
