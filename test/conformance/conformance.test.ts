@@ -3,16 +3,23 @@
  * run (python/tests/test_conformance.py), so the two clients cannot drift. A case marked `nodeDiffers` is a known
  * divergence of the Node client, run as `test.failing` until the Node side is fixed (then remove the mark).
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { createClient } from 'redis';
 import { PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError } from '../../src/runtime';
 import { resolveOptions } from '../../src/runtime/options';
 import { promptFromItem } from '../../src/runtime/prompt';
 import {
   bloomBuild, bloomIndexes, bloomMightContain, bloomParameters, canonicalJson, checksum, contentOf, isValidPromptId,
 } from '../../src/schema';
+import {
+  decodeL2Value, encodeL2Value, itemRevision, l2CatalogKey, l2EpochKey, l2ItemKey, l2KeyPattern, L2_PUT_IF_NEWER_SCRIPT,
+  L2_VALUE_TTL_SECONDS,
+} from '../../src/schema/l2';
 import { CallCounter } from '../support/call-counter';
+import { RedisServer, startRedisServer } from '../support/redis-server';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
 const FIXTURES = path.join(__dirname, 'fixtures');
@@ -148,5 +155,58 @@ describe('items in the table, read through the real client', () => {
       await expect(client.getPrompt(idOf(c.id) as string)).rejects.toBeInstanceOf(PromptNotFoundError);
     }
     expect(counter.count('GetItem')).toBe(0);
+  });
+});
+
+describe('L2 wire contract (v2)', () => {
+  const f = load('l2.json');
+
+  test('keys, TTL, the ordering script and the value encoding', () => {
+    for (const k of f.keys) expect(l2ItemKey(k.table, k.promptId, k.sortKey)).toBe(k.key);
+    expect(l2CatalogKey(f.catalogKey.table)).toBe(f.catalogKey.key);
+    expect(l2EpochKey(f.epochKey.table)).toBe(f.epochKey.key);
+    expect(l2KeyPattern(f.keyPattern.table)).toBe(f.keyPattern.pattern);
+    expect(L2_VALUE_TTL_SECONDS).toBe(f.valueTtlSeconds);
+    expect(createHash('sha1').update(L2_PUT_IF_NEWER_SCRIPT).digest('hex')).toBe(f.scriptSha1);
+    for (const e of f.encode) expect(encodeL2Value({ revision: e.revision, fetchedAt: e.fetchedAt, item: e.item })).toBe(e.encoded);
+  });
+
+  test.each(f.decode.map((c: { name: string }) => [c.name, c]))('decode: %s', (_name, c: any) => {
+    const value = decodeL2Value(c.raw, c.promptId, c.nowMs);
+    if (c.expect === null) {
+      expect(value).toBeUndefined();
+    } else {
+      expect({ revision: value?.revision, fetchedAt: value?.fetchedAt }).toEqual(c.expect);
+    }
+  });
+
+  test.each(f.itemRevision.map((c: any) => [JSON.stringify(c.item.revision), c]))('itemRevision(%s)', (_r, c: any) => {
+    expect(itemRevision(c.item)).toBe(c.revision);
+  });
+
+  describe('ordering on a real redis-server', () => {
+    let server: RedisServer;
+    let redis: ReturnType<typeof createClient>;
+    beforeAll(async () => {
+      server = await startRedisServer();
+      redis = createClient({ url: server.url, socket: { reconnectStrategy: false } });
+      await redis.connect();
+    });
+    afterAll(async () => {
+      await redis.quit();
+      await server.stop();
+    });
+
+    test.each(f.ordering.map((c: { name: string }) => [c.name, c]))('%s', async (_name, c: any) => {
+      const key = l2ItemKey('ordering', c.name.replace(/ /g, '-'), 'CURRENT');
+      await redis.del(key);
+      if (c.initial !== null) await redis.set(key, c.initial);
+      for (const [revision, expected] of c.writes) {
+        const value = JSON.stringify({ revision, fetchedAt: 1, item: { prompt_id: { S: 'x' } } });
+        const written = await redis.eval(L2_PUT_IF_NEWER_SCRIPT, { keys: [key], arguments: [String(revision), value, '60'] });
+        expect([revision, written]).toEqual([revision, expected]);
+      }
+      expect(JSON.parse((await redis.get(key))!).revision).toBe(c.final);
+    });
   });
 });

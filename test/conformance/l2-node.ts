@@ -5,8 +5,8 @@
  * result of every op as one JSON array. Ops: `get`, `decode` (decodeL2Value), `fill` (encode a DynamoDB JSON
  * item and write it through the ordering script), `incr`.
  */
-import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createClient } from 'redis';
 import { decodeL2Value, encodeL2Value, itemRevision, L2_PUT_IF_NEWER_SCRIPT, L2_VALUE_TTL_SECONDS } from '../../src/schema/l2';
 import type { DynamoJsonItem } from '../../src/schema/l2';
