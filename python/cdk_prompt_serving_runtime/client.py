@@ -144,6 +144,7 @@ class PromptClient:
     :param l2_timeout_ms: upper bound on one L2 call of the adapter built from the environment. Default 100.
     :param epoch_poll_interval_ms: how often the L2 freshness epoch is read (one GET per process). Default 1000.
     :param clock: the wall clock in epoch seconds (``time.time``); tests pass a fake one.
+    :param environ: the environment to read (``os.environ``); tests pass a dict.
     :raises PromptServingError: if no table name is given or set, or an option is out of range
     """
 
@@ -423,8 +424,10 @@ class PromptClient:
             shared = self._read_l2(shared_key, prompt_id)
             if shared is not None:
                 item, revision = shared
-                if not is_deleted(item):
-                    return self._remember(key, prompt_from_item(item), version, self._clock(), revision)
+                if is_deleted(item):  # the write-through's tombstone: as authoritative as the table's
+                    self._forget(key)
+                    raise PromptNotFoundError(prompt_id, version, "deleted")
+                return self._remember(key, prompt_from_item(item), version, self._clock(), revision)
         fetched_at = self._clock()
         raw = self._reader.get_item(prompt_id, sort_key, deadline)
         try:
@@ -434,8 +437,7 @@ class PromptClient:
         if shared_key is not None and raw is not None:
             self._write_l2(shared_key, raw, fetched_at)
         if item is None or is_deleted(item):
-            self._prompts.delete(key)
-            self._not_found.set(key, Slot(self._clock() + self._options.not_found_max_age))
+            self._forget(key)
             raise PromptNotFoundError(prompt_id, version, None if item is None else "deleted")
         revision = item.get("revision")
         rev = revision if isinstance(revision, int) and not isinstance(revision, bool) and revision >= 0 else 0
@@ -450,6 +452,11 @@ class PromptClient:
         self._prompts.set(key, entry)
         self._not_found.delete(key)
         return prompt
+
+    def _forget(self, key: Hashable) -> None:
+        """The prompt is gone: drop the copy and remember the not-found for ``not_found_max_age_seconds``."""
+        self._prompts.delete(key)
+        self._not_found.set(key, Slot(self._clock() + self._options.not_found_max_age))
 
     def _unpin(self, entry: _Entry) -> None:
         """Keeps ``_pinned`` in step with ``_prompts``: called for every entry that leaves it."""
@@ -544,8 +551,7 @@ class PromptClient:
                 continue
             item, revision = shared
             if is_deleted(item):
-                self._prompts.delete(key)
-                self._not_found.set(key, Slot(self._clock() + self._options.not_found_max_age))
+                self._forget(key)
             else:
                 try:
                     self._remember(key, prompt_from_item(item), None, self._clock(), revision)

@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from cdk_prompt_serving_runtime import PromptClient
+from cdk_prompt_serving_runtime import PromptClient, PromptNotFoundError
 from cdk_prompt_serving_runtime.ddb_codec import to_json_item
 from cdk_prompt_serving_runtime.schema.l2 import l2_epoch_key, l2_item_key
 from cdk_prompt_serving_runtime.valkey import ValkeyL2
@@ -216,3 +216,17 @@ def test_a_fleet_cold_start_reads_each_key_from_the_table_once_and_a_pushed_chan
     assert watcher.poll_epoch() is True
     assert watcher.get_prompt("beta").render() == "Beta."
     assert wc.keys == []
+
+
+def test_a_tombstone_written_through_to_the_l2_is_not_found_without_a_table_read(ddb_local: Any, shared_table: str,
+                                                                                redis_secure: RedisServer) -> None:
+    tombstone = to_json_item(dict(POINTER, status={"S": "DELETED"}, revision={"N": "9"}))
+    assert node(redis_secure, [{"op": "fill", "key": l2_item_key(shared_table, "shared", "CURRENT"), "item": tombstone}]) == [1]
+    client, counter = client_for(ddb_local, shared_table, reader_l2(redis_secure))
+    with pytest.raises(PromptNotFoundError, match="not found: deleted"):
+        client.get_prompt("shared")
+    for _ in range(2):
+        with pytest.raises(PromptNotFoundError):
+            client.get_prompt("shared")
+    assert "shared/CURRENT" not in counter.keys
+    assert client.stats()["negative_hits"] == 2
