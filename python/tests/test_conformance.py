@@ -177,6 +177,10 @@ def test_iam_token_golden(case: Dict[str, Any]) -> None:
     creds = Credentials(case["accessKeyId"], case["secretAccessKey"], case["sessionToken"])
     token = iam_auth_token(case["cacheName"], case["userId"], case["region"], creds, case["resourceType"], now=when)
     assert token == case["token"]
+    from urllib.parse import parse_qsl
+
+    assert dict(parse_qsl(token.split("?", 1)[1], keep_blank_values=True)) == case["params"]
+    assert case["params"]["X-Amz-Signature"] == case["signature"]
     assert not token.startswith("http")
     assert ("ResourceType=ServerlessCache" in token) is (case["resourceType"] == "ServerlessCache")
 
