@@ -3,9 +3,10 @@
  * prompt" for ids that were never synced without any remote call. A filter has no false negatives, so an id
  * it rules out is certainly absent; a false positive (about 1 %) falls through to the table.
  */
-import { Attr, bloomMightContain, CATALOG_ID, CURRENT } from '../schema';
 import type { Counters } from './stats';
 import type { TableReader } from './store';
+import { bloomMightContain } from '../schema/catalog';
+import { Attr, CATALOG_ID, CURRENT } from '../schema/keys';
 
 interface BloomFilter {
   readonly bytes: Uint8Array;

@@ -4,7 +4,6 @@
  * stale-if-error.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema';
 import { Catalog } from './catalog';
 import { PromptNotFoundError, PromptStoreError } from './errors';
 import { decodeL2Value, encodeL2Value, L2_IMMUTABLE_TTL_SECONDS, l2Key, PromptCacheL2, withTimeout } from './l2';
@@ -13,6 +12,7 @@ import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options'
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
 import { Counters, newCounters, PromptClientStats } from './stats';
 import { TableReader } from './store';
+import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema/keys';
 
 /** Options of one `getPrompt` call. */
 export interface GetPromptOptions {

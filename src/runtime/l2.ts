@@ -2,7 +2,7 @@
  * The hook for a shared cache tier (Valkey/Redis, Memcached, …) between the in-process cache and the table,
  * and the key and value formats written to it.
  */
-import { PARTITION_KEY } from '../schema';
+import { PARTITION_KEY } from '../schema/keys';
 
 /**
  * A shared cache `PromptClient` consults after its in-process cache and before the table. Any method may

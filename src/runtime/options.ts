@@ -3,9 +3,9 @@
  * Precedence: an explicit option, then the environment variable, then `Defaults`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Env } from '../schema';
 import { PromptServingError } from './errors';
 import type { PromptCacheL2 } from './l2';
+import { Env } from '../schema/env';
 
 /** Default of every numeric option; each can be overridden by its variable in `EnvVars`. */
 export const Defaults = {

@@ -1,11 +1,10 @@
 /**
  * The prompt object `getPrompt` returns: built once per table read, deeply frozen, shared by every caller.
  */
-import {
-  Attr, JsonValue, parseVersionKey, PromptContent, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT, TEMPLATE_VARIABLE,
-  contentOf,
-} from '../schema';
 import { PromptRenderError, PromptStoreError } from './errors';
+import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
+import { Attr, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
+import { TEMPLATE_VARIABLE } from '../schema/template';
 
 /** Values for `{{placeholders}}`; a missing, `undefined` or `null` value is a missing variable. */
 export type PromptVariables = Readonly<Record<string, string | number | boolean | null | undefined>>;

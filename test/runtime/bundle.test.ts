@@ -40,7 +40,7 @@ function installCompiledPackage(dir: string): void {
     ...ts.sys,
     onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n')); },
   })!;
-  const sources = ['src/schema.ts', 'src/ddb-codec.ts', ...fs.readdirSync(path.join(root, 'src/runtime')).map((f) => `src/runtime/${f}`)];
+  const sources = ['src/ddb-codec.ts', ...['schema', 'runtime'].flatMap((sub) => fs.readdirSync(path.join(root, 'src', sub)).map((f) => `src/${sub}/${f}`))];
   for (const source of sources) {
     const fileName = path.join(root, source);
     const { outputText } = ts.transpileModule(fs.readFileSync(fileName, 'utf8'), { compilerOptions: config.options, fileName });
