@@ -422,6 +422,9 @@ class PromptClient:
         shared_key = l2_item_key(self._options.table_name, prompt_id, sort_key) if self._l2 is not None else None
         if shared_key is not None:
             shared = self._read_l2(shared_key, prompt_id)
+            held = self._map.get(key)
+            if shared is not None and held is not None and shared[1] < held.revision:
+                shared = None  # an L2 copy older than the one held (a fill that failed): ask the table
             if shared is not None:
                 item, revision = shared
                 if is_deleted(item):  # the write-through's tombstone: as authoritative as the table's

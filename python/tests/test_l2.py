@@ -230,3 +230,20 @@ def test_a_tombstone_written_through_to_the_l2_is_not_found_without_a_table_read
             client.get_prompt("shared")
     assert "shared/CURRENT" not in counter.keys
     assert client.stats()["negative_hits"] == 2
+
+
+def test_an_l2_copy_older_than_the_one_held_is_not_taken(ddb_local: Any, shared_table: str, redis_secure: RedisServer,
+                                                        clock: Any) -> None:
+    from cdk_prompt_serving_runtime.schema.l2 import encode_l2_value
+
+    key = l2_item_key(shared_table, "shared", "CURRENT")
+    client, counter = client_for(ddb_local, shared_table, reader_l2(redis_secure), clock=clock,
+                                 stale_while_revalidate_seconds=0, catalog_max_age_seconds=3600)
+    assert client.get_prompt("shared").version == 1  # revision 1, from the table
+    older = to_json_item(dict(POINTER, revision={"N": "0"}, version_number={"N": "0"}, text={"S": "older"}))
+    redis_secure.admin().set(key, encode_l2_value(0, 1, older))
+    clock.advance(61)
+    counter.reset()
+    prompt = client.get_prompt("shared")
+    assert (prompt.version, prompt.text) == (1, "Hello {{name}} é 漢")
+    assert counter.keys == ["shared/CURRENT"]
