@@ -78,8 +78,8 @@ const project = new awscdk.AwsCdkConstructLibrary({
     devdirs: ['test', 'bench', 'scripts', 'examples'],
     tsconfigPath: './tsconfig.dev.json',
   },
-  gitignore: ['/assets/', '/.tmp/', '/cdk.out/', '/.jsii.tabl.json'],
-  npmIgnoreOptions: { ignorePatterns: ['/bench/', '/scripts/', '/examples/', '/docs/', '/.ci/'] },
+  gitignore: ['/assets/', '/.tmp/', '/cdk.out/', '/.jsii.tabl.json', '__pycache__/'],
+  npmIgnoreOptions: { ignorePatterns: ['/bench/', '/scripts/', '/examples/', '/docs/', '/.ci/', '/python/'] },
 
   githubOptions: { mergify: false },
   depsUpgrade: false,
@@ -141,5 +141,13 @@ project.addTask('demo', {
 
 // `npm test` must work on a fresh checkout: the construct references bundled handler assets.
 project.testTask.prependSpawn(project.tasks.tryFind('bundle')!);
+
+// The Python runtime client (python/): its pytest suite (DynamoDB Local, redis-server, the shared conformance
+// fixtures, the offline wheel build) runs under Debian's interpreter with apt packages; see python/README.md.
+const testPython = project.addTask('test:python', {
+  description: 'Python runtime client tests (pytest under /usr/bin/python3; exit 5, no tests collected, fails)',
+  exec: '/usr/bin/python3 -m pytest python/tests -q -p no:cacheprovider',
+});
+project.testTask.spawn(testPython);
 
 project.synth();

@@ -1,0 +1,38 @@
+"""``cdk_prompt_serving_runtime``: the Python client Lambda functions use to read prompts from a
+``PromptServingTable`` (the ``cdk-prompt-serving`` construct library), with the Node client's behaviour.
+
+Depends only on boto3/botocore (present in the Lambda Python runtime); the optional Valkey/Redis L2 needs
+redis-py (the ``valkey`` extra).
+
+Example::
+
+    from cdk_prompt_serving_runtime import PromptClient, PromptNotFoundError
+
+    prompts = PromptClient()  # module level; PROMPT_SERVING_TABLE_NAME is set by the construct
+
+    def handler(event, context):
+        try:
+            prompt = prompts.get_prompt("support-answer")
+        except PromptNotFoundError:
+            return {"statusCode": 404}
+        return {"statusCode": 200, "body": prompt.render({"question": event["question"]})}
+"""
+from .client import PromptClient
+from .errors import PromptNotFoundError, PromptRenderError, PromptServingError, PromptStoreError
+from .l2 import PromptCacheL2
+from .options import DEFAULTS, ENV_VARS
+from .prompt import Prompt
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULTS",
+    "ENV_VARS",
+    "Prompt",
+    "PromptCacheL2",
+    "PromptClient",
+    "PromptNotFoundError",
+    "PromptRenderError",
+    "PromptServingError",
+    "PromptStoreError",
+]

@@ -1,0 +1,156 @@
+"""The Bloom-filter catalog (``#catalog`` / ``CURRENT``, written by the sync; ``src/runtime/catalog.ts``): lets the
+client answer "no such prompt" for ids that were never synced without any remote call. A filter has no false
+negatives, so an id it rules out is certainly absent; a false positive (about 1 %) falls through to the table.
+
+Thread safety: one read at a time; concurrent callers wait for it (bounded by their deadline).
+"""
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+
+from .ddb_codec import from_item
+from .schema.catalog import bloom_might_contain
+from .schema.keys import CATALOG_ID, CURRENT, Attr
+from .stats import Counters
+from .store import TableReader
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BloomFilter:
+    data: bytes
+    bits: int
+    hashes: int
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def parse_catalog(item: Optional[Mapping[str, Any]]) -> Optional[BloomFilter]:
+    """The filter of a decoded catalog item; ``None`` when there is no item or it breaks the contract."""
+    if item is None:
+        return None
+    data, bits, hashes = item.get(Attr.bloom), item.get(Attr.bloom_bits), item.get(Attr.bloom_hashes)
+    if not isinstance(data, (bytes, bytearray)) or not _is_int(bits) or not _is_int(hashes):
+        return None
+    if bits < 1 or hashes < 1 or len(data) * 8 < bits:
+        return None
+    return BloomFilter(bytes(data), bits, hashes)
+
+
+SharedRead = Callable[[], Optional[Tuple[Dict[str, Any], int]]]
+SharedFill = Callable[[Mapping[str, Any], float], None]
+
+
+class Catalog:
+    """``shared_read`` / ``shared_fill`` (given when an L2 is configured) read the catalog from the L2 before the
+    table and fill the L2 after a table read, so a fleet cold start reads ``#catalog`` from the table about once."""
+
+    def __init__(self, reader: TableReader, max_age: float, counters: Counters, clock: Callable[[], float],
+                 shared_read: Optional[SharedRead] = None, shared_fill: Optional[SharedFill] = None) -> None:
+        self._shared_read = shared_read
+        self._shared_fill = shared_fill
+        self._revision = -1
+        self._reader = reader
+        self._max_age = max_age
+        self._counters = counters
+        self._clock = clock
+        self._filter: Optional[BloomFilter] = None
+        self._read_at: Optional[float] = None
+        self._lock = threading.Lock()
+        self._reading: Optional[threading.Event] = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._filter is not None
+
+    def might_contain(self, prompt_id: str, deadline: float) -> bool:
+        """``False`` only if the catalog proves ``prompt_id`` absent. Waits for the first read. Past ``max_age`` an
+        id the old filter admits is answered at once while the catalog is re-read in the background; an id the
+        old filter rules out waits for the re-read, so a prompt created since is served within ``max_age``."""
+        if self._read_at is None:
+            self.refresh(deadline)
+            return self._admits(prompt_id)
+        if self._clock() - self._read_at < self._max_age:
+            return self._admits(prompt_id)
+        if self._admits(prompt_id):
+            self.refresh_in_background()
+            return True
+        self.refresh(deadline)
+        return self._admits(prompt_id)
+
+    def _admits(self, prompt_id: str) -> bool:
+        f = self._filter
+        if f is None:
+            return True
+        try:
+            return bloom_might_contain(f.data, f.bits, f.hashes, prompt_id)
+        except UnicodeEncodeError:
+            return False
+
+    def refresh(self, deadline: Optional[float] = None) -> None:
+        """Reads the catalog now; concurrent callers share one read (each waits at most until its deadline).
+        Never raises: an unreadable catalog keeps the filter held (or none) and rules nothing out."""
+        with self._lock:
+            event = self._reading
+            owner = event is None
+            if owner:
+                event = self._reading = threading.Event()
+        assert event is not None
+        if not owner:
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            event.wait(timeout)
+            return
+        try:
+            self._read(deadline)
+        finally:
+            with self._lock:
+                self._reading = None
+            event.set()
+
+    def refresh_in_background(self) -> None:
+        with self._lock:
+            if self._reading is not None:
+                return
+        threading.Thread(target=self.refresh, name="prompt-catalog-refresh", daemon=True).start()
+
+    def _read(self, deadline: Optional[float]) -> None:
+        try:
+            shared = self._shared_read() if self._shared_read is not None else None
+            if shared is not None:
+                self._take(*shared)
+            else:
+                fetched_at = self._clock()
+                raw = self._reader.get_item(CATALOG_ID, CURRENT, deadline)
+                item = from_item(raw) if raw is not None else None
+                self._filter = parse_catalog(item)
+                revision = item.get("revision") if item is not None else None
+                self._revision = revision if isinstance(revision, int) and not isinstance(revision, bool) else 0
+                if raw is not None and self._shared_fill is not None:
+                    self._shared_fill(raw, fetched_at)
+            self._counters.catalog_loads += 1
+        except Exception as err:  # noqa: BLE001 - an unreadable catalog must never reject an id
+            logger.debug("catalog read failed (nothing is ruled out): %s", err)
+        self._read_at = self._clock()
+
+    def _take(self, item: Dict[str, Any], revision: int) -> None:
+        self._filter = parse_catalog(item)
+        self._revision = revision
+
+    def revalidate(self) -> bool:
+        """Takes the L2's catalog if its revision is higher than the one held (the epoch moved); never raises."""
+        if self._shared_read is None or self._read_at is None:
+            return False
+        try:
+            shared = self._shared_read()
+        except Exception:  # noqa: BLE001
+            return False
+        if shared is None or shared[1] <= self._revision:
+            return False
+        self._take(*shared)
+        self._read_at = self._clock()
+        return True

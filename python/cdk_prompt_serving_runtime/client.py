@@ -1,0 +1,582 @@
+"""``PromptClient`` (``src/runtime/client.ts``): reads prompts from the serving table through an in-process cache
+(and an optional shared L2), with single-flight loads across threads, negative caching, a Bloom-filter catalog,
+stale-while-revalidate and stale-if-error.
+"""
+import logging
+import math
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, Hashable, Iterable, Mapping, Optional, Tuple
+
+from .catalog import Catalog
+from .ddb_codec import from_item
+from .errors import PromptNotFoundError, PromptServingError, PromptStoreError
+from .l2 import PromptCacheL2
+from .lru import Lru, Slot
+from .options import ResolvedOptions, resolve_options
+from .prompt import Prompt, is_deleted, prompt_from_item
+from .schema.env import Env
+from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, is_valid_prompt_id, version_key
+from .schema.l2 import (
+    L2_VALUE_TTL_SECONDS,
+    decode_l2_value,
+    encode_l2_value,
+    item_revision,
+    l2_catalog_key,
+    l2_epoch_key,
+    l2_item_key,
+)
+from .stats import Counters
+from .store import TableReader
+
+logger = logging.getLogger(__name__)
+
+INVALID_ID_REASON = (
+    "not a valid prompt id (1 to 1024 characters and at most 2048 bytes of UTF-8, not starting with '#', "
+    "which is reserved)"
+)
+
+
+_NEVER_POLLED = object()
+"""The epoch before the first poll (an absent epoch key reads as ``None``, a value like any other)."""
+
+
+class _Entry:
+    """One remembered prompt. ``failing``: the last read of this key failed, so serve this copy at once (within
+    the stale-if-error bound) while reads retry."""
+
+    __slots__ = ("key", "prompt", "version", "expires_at", "revision", "failing", "used", "_stale")
+
+    def __init__(self, key: Hashable, prompt: Prompt, version: Optional[int], expires_at: float, revision: int) -> None:
+        self.key = key
+        self.used = False
+        self.prompt = prompt
+        self.version = version
+        self.expires_at = expires_at
+        self.revision = revision
+        self.failing = False
+        self._stale: Optional[Prompt] = None
+
+    @property
+    def stale(self) -> Prompt:
+        s = self._stale
+        if s is None:
+            s = self._stale = self.prompt.stale_copy()
+        return s
+
+
+class _Flight:
+    """A load under way: the first thread runs it, the others wait for its outcome."""
+
+    __slots__ = ("done", "result", "error")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: Optional[Prompt] = None
+        self.error: Optional[BaseException] = None
+
+
+def _default_dynamodb_client(request_timeout: float) -> Any:
+    """A DynamoDB client from the standard environment, with retries left to ``PromptClient`` and socket timeouts
+    inside the request deadline. ``AWS_ENDPOINT_URL_DYNAMODB`` / ``AWS_ENDPOINT_URL`` are honoured on botocore
+    versions that predate them."""
+    import boto3
+    from botocore.config import Config
+
+    timeout = max(0.1, request_timeout)
+    config = Config(
+        retries={"total_max_attempts": 1, "mode": "standard"},
+        connect_timeout=timeout,
+        read_timeout=timeout,
+        max_pool_connections=50,
+    )
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL") or None
+    return boto3.session.Session().client("dynamodb", config=config, endpoint_url=endpoint)
+
+
+class PromptClient:
+    """Reads prompts from a ``PromptServingTable``. Create one per process at module level (outside the Lambda
+    handler) and share it.
+
+    A read tries, in order: memory (fresh copy) → an expired copy within ``stale_while_revalidate_seconds``
+    (returned at once, refreshed by one background thread) → the catalog (rules out unknown ids without a remote
+    call) → the L2 → one ``GetItem`` (retried with jittered backoff on throttling, within ``request_timeout_ms``)
+    → on failure, the last good copy within ``stale_if_error_seconds``. Concurrent reads of one key, from any
+    number of threads, share one load.
+
+    Every numeric option defaults to the Node client's value and can be overridden by the same
+    ``PROMPT_SERVING_*`` environment variable (see ``options.ENV_VARS``); an explicit argument wins over both.
+
+    Thread safety: every method may be called from any number of threads at once. Lambda runs one request at a
+    time per process, but handlers start threads; the client needs no locking by its users.
+
+    Example::
+
+        from cdk_prompt_serving_runtime import PromptClient
+
+        prompts = PromptClient(max_age_seconds=30)  # module level: one per process
+
+        def handler(event, context):
+            prompt = prompts.get_prompt("support-triage")
+            return prompt.render({"ticket": event["body"]})
+
+    :param table_name: the serving table; default ``PROMPT_SERVING_TABLE_NAME`` (set by the construct)
+    :param dynamodb_client: a botocore DynamoDB client; default one from the standard environment with retries
+        off (the client retries itself) and socket timeouts inside ``request_timeout_ms``. A client you pass keeps
+        its own retry and timeout settings.
+    :param max_age_seconds: how long a CURRENT prompt is served from memory before it is read again; exact versions
+        are immutable and never expire (they leave memory by the size bound). Default 60.
+    :param max_entries: most prompts kept in memory (LRU); not-found ids are remembered in a separate map of the
+        same bound. Default 1000.
+    :param not_found_max_age_seconds: how long a not-found answer read from the table is remembered. Default 10.
+    :param stale_while_revalidate_seconds: window after ``max_age_seconds`` in which an expired prompt is returned
+        at once (``stale=True``) while one background read refreshes it; 0 turns it off. Default 60.
+    :param stale_if_error_seconds: window after ``max_age_seconds`` in which the last good copy is returned when the
+        table cannot be read; 0 turns it off. Default 3600.
+    :param catalog_max_age_seconds: how often the ``#catalog`` Bloom filter is re-read. Default 60.
+    :param request_timeout_ms: upper bound on the remote work of one load (catalog, L2, table, retries). Default 2000.
+    :param max_attempts: attempts per table read on throttling or a transient network error. Default 3.
+    :param l2: a shared cache (:class:`~cdk_prompt_serving_runtime.l2.PromptCacheL2`); default: a Valkey/Redis
+        adapter built from ``PROMPT_SERVING_CACHE_*`` when ``PROMPT_SERVING_CACHE_ENDPOINT`` is set, else none.
+        Pass ``False`` to turn the L2 off whatever the environment says.
+    :param l2_timeout_ms: upper bound on one L2 call of the adapter built from the environment. Default 100.
+    :param epoch_poll_interval_ms: how often the L2 freshness epoch is read (one GET per process). Default 1000.
+    :param clock: the wall clock in epoch seconds (``time.time``); tests pass a fake one.
+    :param environ: the environment to read (``os.environ``); tests pass a dict.
+    :raises PromptServingError: if no table name is given or set, or an option is out of range
+    """
+
+    def __init__(
+        self,
+        table_name: Optional[str] = None,
+        dynamodb_client: Any = None,
+        max_age_seconds: Optional[float] = None,
+        *,
+        max_entries: Optional[int] = None,
+        not_found_max_age_seconds: Optional[float] = None,
+        stale_while_revalidate_seconds: Optional[float] = None,
+        stale_if_error_seconds: Optional[float] = None,
+        catalog_max_age_seconds: Optional[float] = None,
+        request_timeout_ms: Optional[float] = None,
+        max_attempts: Optional[int] = None,
+        l2: Any = None,
+        l2_timeout_ms: Optional[float] = None,
+        epoch_poll_interval_ms: Optional[float] = None,
+        clock: Optional[Callable[[], float]] = None,
+        environ: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        env = os.environ if environ is None else environ
+        self._options: ResolvedOptions = resolve_options(
+            {
+                "table_name": table_name,
+                "max_age_seconds": max_age_seconds,
+                "max_entries": max_entries,
+                "not_found_max_age_seconds": not_found_max_age_seconds,
+                "stale_while_revalidate_seconds": stale_while_revalidate_seconds,
+                "stale_if_error_seconds": stale_if_error_seconds,
+                "catalog_max_age_seconds": catalog_max_age_seconds,
+                "request_timeout_ms": request_timeout_ms,
+                "max_attempts": max_attempts,
+                "l2_timeout_ms": l2_timeout_ms,
+                "epoch_poll_interval_ms": epoch_poll_interval_ms,
+            },
+            env,
+        )
+        o = self._options
+        self._clock: Callable[[], float] = clock or time.time
+        self._counters = Counters()
+        self._hits = 0  # the hot path's counter, kept on the client itself (one attribute lookup less)
+        self._prompts: Lru[_Entry] = Lru(o.max_entries, self._unpin)
+        self._map = self._prompts.map  # the hot path reads the LRU's dict directly
+        # Exact-version entries of _prompts by id then version, so a pinned hit builds no key tuple.
+        self._pinned: Dict[str, Dict[int, _Entry]] = {}
+        self._not_found: Lru[Slot[float]] = Lru(o.max_entries)
+        self._flights: Dict[Hashable, _Flight] = {}
+        self._lock = threading.Lock()
+        self._reader = TableReader(
+            dynamodb_client if dynamodb_client is not None else _default_dynamodb_client(o.request_timeout),
+            o.table_name,
+            o.request_timeout,
+            o.max_attempts,
+            self._counters,
+        )
+        self._l2: Optional[PromptCacheL2] = self._build_l2(l2, env)
+        catalog_key = l2_catalog_key(o.table_name)
+        self._catalog = Catalog(
+            self._reader, o.catalog_max_age, self._counters, self._clock,
+            (lambda: self._read_l2(catalog_key, CATALOG_ID)) if self._l2 is not None else None,
+            (lambda raw, fetched_at: self._write_l2(catalog_key, raw, fetched_at)) if self._l2 is not None else None,
+        )
+        self._epoch_key = l2_epoch_key(o.table_name)
+        self._epoch: Any = _NEVER_POLLED
+        self._epoch_due = 0.0 if self._l2 is not None else math.inf
+        self._epoch_polling = False
+
+    def _build_l2(self, l2: Any, env: Mapping[str, str]) -> Optional[PromptCacheL2]:
+        if l2 is False:
+            return None
+        if l2 is not None:
+            return l2  # type: ignore[no-any-return]
+        if not env.get(Env.cache_endpoint):
+            return None
+        try:
+            from .valkey import ValkeyL2
+
+            return ValkeyL2.from_environment(env, timeout_ms=self._options.l2_timeout * 1000)
+        except Exception as err:  # noqa: BLE001 - an L2 failure never fails a read, nor the client's creation
+            self._counters.l2_errors += 1
+            logger.warning("L2 cache disabled: %s", err)
+            return None
+
+    # ------------------------------------------------------------------------------------------------------
+    # public API
+    # ------------------------------------------------------------------------------------------------------
+
+    def get_prompt(self, prompt_id: str, version: Optional[int] = None) -> Prompt:
+        """The CURRENT version of a prompt (one eventually consistent ``GetItem`` of its pointer when not cached),
+        or an exact version with ``version=3`` (the ``v000003`` item; immutable, cached until evicted).
+
+        :raises PromptNotFoundError: if the prompt does not exist, was deleted, or the id or version is invalid or
+            reserved (answered without any remote call)
+        :raises PromptStoreError: if the table cannot be read and no copy within ``stale_if_error_seconds`` is held
+
+        Example::
+
+            prompt = prompts.get_prompt("support-triage")
+            pinned = prompts.get_prompt("support-triage", version=3)
+        """
+        if version is None:
+            try:
+                entry = self._map.get(prompt_id)
+            except TypeError:  # an unhashable "id": not a valid id, said on the miss path
+                entry = None
+        elif version.__class__ is int:
+            try:
+                by_version = self._pinned.get(prompt_id)
+            except TypeError:
+                by_version = None
+            entry = by_version.get(version) if by_version is not None else None
+        else:
+            return self._miss(prompt_id, version, None, None)
+        if entry is not None:
+            now = self._clock()
+            if now >= self._epoch_due:
+                self._epoch_tick(now)
+            if entry.expires_at > now:
+                entry.used = True
+                self._hits += 1
+                return entry.prompt
+            return self._miss(prompt_id, version, entry.key, entry)
+        return self._miss(prompt_id, version, prompt_id if version is None else (prompt_id, version), None)
+
+    def preload(self, prompt_ids: Iterable[str] = ()) -> None:
+        """Reads the catalog, and the CURRENT version of each listed prompt not fresh in memory (joining reads under
+        way, up to 8 at once), so the first requests are served from memory. Unknown ids are remembered as not
+        found and do not fail.
+
+        :raises PromptNotFoundError: for an id that can never be valid (reserved, empty, too long)
+        :raises PromptStoreError: if the table cannot be read for one of the prompts
+
+        Example::
+
+            prompts = PromptClient()
+            prompts.preload(["support-triage", "summarize"])  # at import time, outside the handler
+        """
+        ids = list(prompt_ids)
+        for prompt_id in ids:
+            self._assert_valid(prompt_id, None)
+        self._catalog.refresh(self._reader.deadline())
+        now = self._clock()
+        todo = [p for p in dict.fromkeys(ids) if not self._fresh(p, now)]
+        if not todo:
+            return
+        errors: list = []
+
+        def one(prompt_id: str) -> None:
+            try:
+                self._load(prompt_id, None, prompt_id)
+            except PromptNotFoundError:
+                pass
+            except PromptServingError as err:
+                errors.append(err)
+
+        if len(todo) == 1:
+            one(todo[0])
+        else:
+            with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="prompt-preload") as pool:
+                list(pool.map(one, todo))
+        if errors:
+            raise errors[0]
+
+    def stats(self) -> Dict[str, int]:
+        """Counters since the client was created: ``hits``, ``misses``, ``stale_serves``, ``negative_hits``,
+        ``catalog_rejections``, ``store_reads``, ``store_errors``, ``retries``, ``catalog_loads``, ``l2_hits``,
+        ``l2_misses``, ``l2_errors``, ``l2_refreshes``, ``epoch_polls``, ``evictions`` and ``entries``.
+
+        Example::
+
+            logger.info("prompt cache %s", prompts.stats())
+        """
+        out = self._counters.as_dict()
+        out["hits"] = self._hits
+        out["evictions"] = self._prompts.evictions
+        out["entries"] = len(self._prompts)
+        return out
+
+    # ------------------------------------------------------------------------------------------------------
+    # misses, loads, fetches
+    # ------------------------------------------------------------------------------------------------------
+
+    def _fresh(self, prompt_id: str, now: float) -> bool:
+        entry = self._map.get(prompt_id)
+        return entry is not None and entry.expires_at > now
+
+    def _miss(self, prompt_id: Any, version: Any, key: Optional[Hashable], cached: Optional[_Entry]) -> Prompt:
+        """Everything but a fresh hit; ``cached`` is the expired copy of this key, if any."""
+        o = self._options
+        now = self._clock()
+        if cached is not None and (
+            now < cached.expires_at + o.stale_while_revalidate
+            or (cached.failing and now < cached.expires_at + o.stale_if_error)
+        ):
+            self._counters.stale_serves += 1
+            self._load_in_background(prompt_id, version, key)
+            return cached.stale
+        self._assert_valid(prompt_id, version)
+        assert key is not None
+        not_found = self._not_found.get(key)
+        if not_found is not None and now < not_found.value:
+            self._counters.negative_hits += 1
+            raise PromptNotFoundError(prompt_id, version)
+        self._counters.misses += 1
+        try:
+            return self._load(prompt_id, version, key)
+        except PromptStoreError:
+            if cached is not None and self._clock() < cached.expires_at + o.stale_if_error:
+                self._counters.stale_serves += 1
+                return cached.stale
+            raise
+
+    def _join_or_start(self, key: Hashable) -> Tuple[_Flight, bool]:
+        with self._lock:
+            flight = self._flights.get(key)
+            if flight is not None:
+                return flight, False
+            flight = self._flights[key] = _Flight()
+            return flight, True
+
+    def _run(self, flight: _Flight, prompt_id: str, version: Optional[int], key: Hashable) -> None:
+        try:
+            flight.result = self._fetch(prompt_id, version, key)
+        except BaseException as err:  # noqa: BLE001 - handed to every waiter
+            flight.error = err
+            if isinstance(err, PromptStoreError):
+                entry = self._map.get(key)
+                if entry is not None:
+                    entry.failing = True
+        finally:
+            with self._lock:
+                if self._flights.get(key) is flight:
+                    del self._flights[key]
+            flight.done.set()
+
+    def _load(self, prompt_id: str, version: Optional[int], key: Hashable) -> Prompt:
+        """The load of ``key`` under way (waited for), or a new one run on this thread."""
+        flight, owner = self._join_or_start(key)
+        if owner:
+            self._run(flight, prompt_id, version, key)
+        elif not flight.done.wait(self._options.request_timeout + 1.0):
+            self._counters.store_errors += 1
+            raise PromptStoreError(
+                f"GetItem {prompt_id}/{self._sort_key(version)} on table {self._options.table_name} "
+                f"timed out after {round(self._options.request_timeout * 1000)} ms"
+            )
+        if flight.error is not None:
+            raise flight.error
+        assert flight.result is not None
+        return flight.result
+
+    def _load_in_background(self, prompt_id: str, version: Optional[int], key: Optional[Hashable]) -> None:
+        if key is None:
+            return
+        flight, owner = self._join_or_start(key)
+        if owner:
+            threading.Thread(
+                target=self._run, args=(flight, prompt_id, version, key), name="prompt-refresh", daemon=True
+            ).start()
+
+    @staticmethod
+    def _sort_key(version: Optional[int]) -> str:
+        return CURRENT if version is None else version_key(version)
+
+    def _fetch(self, prompt_id: str, version: Optional[int], key: Hashable) -> Prompt:
+        """Catalog → L2 → table, within one ``request_timeout_ms``; remembers what it finds (or that nothing was)."""
+        deadline = self._reader.deadline()
+        if not self._catalog.might_contain(prompt_id, deadline):
+            self._counters.catalog_rejections += 1
+            self._prompts.delete(key)
+            raise PromptNotFoundError(prompt_id, version, "not in the catalog")
+        sort_key = self._sort_key(version)
+        shared_key = l2_item_key(self._options.table_name, prompt_id, sort_key) if self._l2 is not None else None
+        if shared_key is not None:
+            shared = self._read_l2(shared_key, prompt_id)
+            held = self._map.get(key)
+            if shared is not None and held is not None and shared[1] < held.revision:
+                shared = None  # an L2 copy older than the one held (a fill that failed): ask the table
+            if shared is not None:
+                item, revision = shared
+                if is_deleted(item):  # the write-through's tombstone: as authoritative as the table's
+                    self._forget(key)
+                    raise PromptNotFoundError(prompt_id, version, "deleted")
+                return self._remember(key, prompt_from_item(item), version, self._clock(), revision)
+        fetched_at = self._clock()
+        raw = self._reader.get_item(prompt_id, sort_key, deadline)
+        try:
+            item = from_item(raw) if raw is not None else None
+        except (TypeError, ValueError) as err:
+            raise PromptStoreError(f"item {prompt_id}/{sort_key} breaks the wire contract: {err}") from err
+        if shared_key is not None and raw is not None:
+            self._write_l2(shared_key, raw, fetched_at)
+        if item is None or is_deleted(item):
+            self._forget(key)
+            raise PromptNotFoundError(prompt_id, version, None if item is None else "deleted")
+        revision = item.get("revision")
+        rev = revision if isinstance(revision, int) and not isinstance(revision, bool) and revision >= 0 else 0
+        return self._remember(key, prompt_from_item(item), version, fetched_at, rev)
+
+    def _remember(self, key: Hashable, prompt: Prompt, version: Optional[int], fetched_at: float, revision: int) -> Prompt:
+        expires_at = fetched_at + self._options.max_age if version is None else math.inf
+        entry = _Entry(key, prompt, version, expires_at, revision)
+        if version is not None:
+            with self._lock:
+                self._pinned.setdefault(prompt.id, {})[version] = entry
+        self._prompts.set(key, entry)
+        self._not_found.delete(key)
+        return prompt
+
+    def _forget(self, key: Hashable) -> None:
+        """The prompt is gone: drop the copy and remember the not-found for ``not_found_max_age_seconds``."""
+        self._prompts.delete(key)
+        self._not_found.set(key, Slot(self._clock() + self._options.not_found_max_age))
+
+    def _unpin(self, entry: _Entry) -> None:
+        """Keeps ``_pinned`` in step with ``_prompts``: called for every entry that leaves it."""
+        if entry.version is None:
+            return
+        with self._lock:
+            by_version = self._pinned.get(entry.prompt.id)
+            if by_version is not None and by_version.get(entry.version) is entry:
+                del by_version[entry.version]
+                if not by_version:
+                    del self._pinned[entry.prompt.id]
+
+    # ------------------------------------------------------------------------------------------------------
+    # L2
+    # ------------------------------------------------------------------------------------------------------
+
+    def _read_l2(self, shared_key: str, prompt_id: str) -> Optional[Tuple[Dict[str, Any], int]]:
+        """The decoded item and revision from the L2, or ``None`` (absent, unreadable, failing or slow L2). Freshness
+        comes from the write-through and the epoch, so any well-formed value is used."""
+        assert self._l2 is not None
+        try:
+            raw = self._l2.get(shared_key)
+            value = None if raw is None else decode_l2_value(raw, prompt_id, self._clock() * 1000)
+            if value is not None:
+                item = from_item(value.item)
+                self._counters.l2_hits += 1
+                return item, value.revision
+            self._counters.l2_misses += 1
+        except Exception as err:  # noqa: BLE001 - an L2 failure never fails a read
+            self._counters.l2_errors += 1
+            logger.debug("L2 read of %s failed: %s", shared_key, err)
+        return None
+
+    def _write_l2(self, shared_key: str, raw_item: Mapping[str, Any], fetched_at: float) -> None:
+        """Fills the L2 after a table read, through the ordering script (never over a newer revision)."""
+        assert self._l2 is not None
+        try:
+            from .ddb_codec import to_json_item
+
+            item = to_json_item(raw_item)
+            revision = item_revision(item)
+            self._l2.put_if_newer(shared_key, revision, encode_l2_value(revision, round(fetched_at * 1000), item),
+                                  L2_VALUE_TTL_SECONDS)
+        except Exception as err:  # noqa: BLE001
+            self._counters.l2_errors += 1
+            logger.debug("L2 fill of %s failed: %s", shared_key, err)
+
+    def _epoch_tick(self, now: float) -> None:
+        """At most one epoch poll per interval per client, in the background."""
+        with self._lock:
+            if self._epoch_polling or now < self._epoch_due:
+                return
+            self._epoch_polling = True
+            self._epoch_due = now + self._options.epoch_poll_interval
+        threading.Thread(target=self._poll_epoch, name="prompt-epoch", daemon=True).start()
+
+    def _poll_epoch(self) -> None:
+        try:
+            self.poll_epoch()
+        finally:
+            self._epoch_polling = False
+
+    def poll_epoch(self) -> bool:
+        """Reads the L2 freshness epoch now; when it moved since the last poll, re-validates every CURRENT copy in
+        memory against the L2 (one GET per key) and takes any with a higher revision. Returns whether it moved.
+        Called by reads in the background once per ``epoch_poll_interval_ms``; never raises."""
+        if self._l2 is None:
+            return False
+        try:
+            raw = self._l2.get(self._epoch_key)
+            self._counters.epoch_polls += 1
+        except Exception as err:  # noqa: BLE001
+            self._counters.l2_errors += 1
+            logger.debug("L2 epoch read failed: %s", err)
+            return False
+        epoch = raw.decode() if isinstance(raw, bytes) else raw
+        previous, self._epoch = self._epoch, epoch
+        if previous is _NEVER_POLLED or epoch == previous:
+            return False
+        self._revalidate()
+        return True
+
+    def _revalidate(self) -> None:
+        if self._catalog.revalidate():
+            self._counters.l2_refreshes += 1
+        table = self._options.table_name
+        for key, entry in self._prompts.items():
+            if entry.version is not None or not isinstance(key, str):
+                continue  # exact versions are immutable
+            shared = self._read_l2(l2_item_key(table, key, CURRENT), key)
+            if shared is None or shared[1] <= entry.revision:
+                continue
+            item, revision = shared
+            if is_deleted(item):
+                self._forget(key)
+            else:
+                try:
+                    self._remember(key, prompt_from_item(item), None, self._clock(), revision)
+                except PromptStoreError as err:
+                    logger.warning("L2 value of %s ignored: %s", key, err)
+                    continue
+            self._counters.l2_refreshes += 1
+
+    # ------------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _assert_valid(prompt_id: Any, version: Any) -> None:
+        """Ids and versions that cannot exist are not found, without a remote call."""
+        if not is_valid_prompt_id(prompt_id):
+            raise PromptNotFoundError(_show_id(prompt_id), version, INVALID_ID_REASON)
+        if version is not None and not (
+            isinstance(version, int) and not isinstance(version, bool) and 1 <= version <= MAX_VERSION_NUMBER
+        ):
+            raise PromptNotFoundError(prompt_id, version, f"a version is an integer from 1 to {MAX_VERSION_NUMBER}")
+
+
+def _show_id(prompt_id: Any) -> str:
+    text = prompt_id if isinstance(prompt_id, str) else repr(prompt_id)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,27 @@
+"""The hook for a shared cache tier between the in-process cache and the table (``src/runtime/l2.ts``).
+
+:class:`PromptCacheL2` is what :class:`~cdk_prompt_serving_runtime.PromptClient` needs from an L2; the Valkey/Redis
+adapter (:class:`~cdk_prompt_serving_runtime.valkey.ValkeyL2`) implements it and is what ``PromptClient()`` builds
+by itself when ``PROMPT_SERVING_CACHE_ENDPOINT`` is set. Any method may raise: the client counts the failure in
+``stats()["l2_errors"]`` and reads the table instead. Implementations must bound their own calls (the client
+passes ``l2_timeout_ms`` to the adapter it builds; a slow L2 is as bad as none).
+"""
+from typing import Optional
+
+try:  # Python 3.8+: typing.Protocol
+    from typing import Protocol
+except ImportError:  # pragma: no cover
+    Protocol = object  # type: ignore[assignment,misc]
+
+
+class PromptCacheL2(Protocol):
+    """A Redis-protocol cache holding values of the L2 wire contract (see ``schema.l2``)."""
+
+    def get(self, key: str) -> Optional[str]:
+        """The value under ``key`` or ``None``."""
+        ...
+
+    def put_if_newer(self, key: str, revision: int, value: str, ttl_seconds: int) -> bool:
+        """Stores ``value`` only if ``revision`` is greater than the stored value's (the contract's script);
+        ``True`` when written."""
+        ...

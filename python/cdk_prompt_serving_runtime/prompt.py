@@ -1,0 +1,224 @@
+"""The prompt object ``get_prompt`` returns (``src/runtime/prompt.ts``): built once per table read, immutable,
+shared by every caller and thread.
+
+Content is deep-frozen: lists become tuples and maps become :class:`FrozenDict` (a ``dict`` that refuses
+changes, so ``json.dumps`` and botocore's parameter validation still accept it), so one caller cannot change what
+the next one is served. ``render`` returns new, plain ``str`` / ``list`` / ``dict`` values.
+"""
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+
+from .errors import PromptRenderError, PromptStoreError
+from .schema.checksum import content_of, js_number
+from .schema.keys import STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT, Attr, parse_version_key
+
+# JavaScript's \s (ECMAScript WhiteSpace + LineTerminator), so both clients accept exactly the same placeholders.
+_JS_SPACE = "[\t\n\u000b\u000c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+TEMPLATE_VARIABLE = re.compile(r"\{\{" + _JS_SPACE + r"*([A-Za-z_][A-Za-z0-9_.-]*)" + _JS_SPACE + r"*\}\}")
+"""``{{ name }}``: letters, digits, ``_``, ``-`` and ``.``; spaces inside the braces allowed (``TEMPLATE_VARIABLE``)."""
+
+
+class FrozenDict(Dict[str, Any]):
+    """A ``dict`` that cannot be changed after it is built."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("served prompts are immutable; render() returns copies you may change")
+
+    __setitem__ = _refuse  # type: ignore[assignment]
+    __delitem__ = _refuse  # type: ignore[assignment]
+    clear = _refuse  # type: ignore[assignment]
+    pop = _refuse  # type: ignore[assignment]
+    popitem = _refuse  # type: ignore[assignment]
+    setdefault = _refuse  # type: ignore[assignment]
+    update = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return id(self)
+
+
+def freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        frozen = FrozenDict()
+        for k, v in value.items():
+            dict.__setitem__(frozen, k, freeze(v))
+        return frozen
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def _thaw_fill(value: Any, variables: Mapping[str, Any], missing: Dict[str, None]) -> Any:
+    if isinstance(value, str):
+        return fill(value, variables, missing)
+    if isinstance(value, (list, tuple)):
+        return [_thaw_fill(v, variables, missing) for v in value]
+    if isinstance(value, dict):
+        return {k: _thaw_fill(v, variables, missing) for k, v in value.items()}
+    return value
+
+
+def to_text(value: Any) -> str:
+    """JavaScript's ``String(value)`` for the values a template takes: ``True`` → ``true``, ``3.0`` → ``3``."""
+    if isinstance(value, str):
+        return value
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and value != value:
+            return "NaN"
+        if isinstance(value, float) and value in (float("inf"), float("-inf")):
+            return "Infinity" if value > 0 else "-Infinity"
+        return js_number(value)
+    return str(value)
+
+
+def fill(template: str, variables: Mapping[str, Any], missing: Dict[str, None]) -> str:
+    """Replaces each ``{{name}}`` in one pass (values are never scanned again); records names without a value
+    (absent or ``None``) in ``missing``, in order of first use."""
+
+    def replace(m: "re.Match[str]") -> str:
+        name = m.group(1)
+        value = variables.get(name) if name in variables else None
+        if value is None:
+            missing[name] = None
+            return m.group(0)
+        return to_text(value)
+
+    return TEMPLATE_VARIABLE.sub(replace, template)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A served prompt. Immutable; safe to share between threads.
+
+    ``template_type`` is ``"TEXT"`` (``text`` is set) or ``"CHAT"`` (``messages`` and ``system`` are set).
+
+    Example::
+
+        prompt = client.get_prompt("support-triage")
+        if prompt.template_type == "TEXT":
+            text = prompt.render({"ticket": body})
+        else:
+            bedrock.converse(modelId=prompt.model_id, **prompt.render({"ticket": body}))
+    """
+
+    id: str
+    """The prompt id (``prompt_id``)."""
+    version: int
+    """The version number served (``version_number``)."""
+    checksum: str
+    """``sha256:`` + 64 hex digits of the canonical content: equal checksums mean equal content."""
+    template_type: str
+    """``TEXT`` or ``CHAT``."""
+    text: Optional[str]
+    """The template of a TEXT prompt; ``None`` for CHAT."""
+    messages: Tuple[Any, ...]
+    """Message templates of a CHAT prompt (Bedrock Converse shape); empty for TEXT."""
+    system: Tuple[Any, ...]
+    """System prompt blocks of a CHAT prompt (``[{"text": ...}]``); empty if none."""
+    input_variables: Tuple[str, ...]
+    """Declared variable names (``input_variables``), as the source lists them."""
+    model_id: Optional[str]
+    """The model the prompt was written for, if the source records one."""
+    inference_config: Optional[Mapping[str, Any]]
+    """Inference settings (temperature, maxTokens, …), if the source records them."""
+    content: Mapping[str, Any] = field(repr=False)
+    """The whole stored content, including fields this client does not interpret."""
+    stale: bool = False
+    """``True`` when this copy is past ``max_age_seconds``: served while a background read refreshes it, or
+    because the table could not be read (stale-if-error)."""
+
+    def render(self, variables: Optional[Mapping[str, Any]] = None) -> Any:
+        """Fills every ``{{name}}``. TEXT: returns a ``str``. CHAT: returns ``{"messages": [...], "system": [...]}``
+        (new plain lists and dicts, in the Bedrock Converse shape).
+
+        A value that is absent or ``None`` is missing; ``True``/``False`` print as ``true``/``false`` and numbers
+        as JavaScript prints them, so both clients render identically.
+
+        :raises PromptRenderError: naming every placeholder without a value, in order of first use
+        """
+        variables = {} if variables is None else variables
+        missing: Dict[str, None] = {}
+        if self.template_type == TEMPLATE_TEXT:
+            out = fill(self.text or "", variables, missing)
+            if missing:
+                raise PromptRenderError(self.id, list(missing))
+            return out
+        system = [_thaw_fill(block, variables, missing) for block in self.system]
+        messages = [_thaw_fill(message, variables, missing) for message in self.messages]
+        if missing:
+            raise PromptRenderError(self.id, list(missing))
+        return {"messages": messages, "system": system}
+
+    def stale_copy(self) -> "Prompt":
+        """The same prompt flagged ``stale=True`` (shares the frozen content)."""
+        return dataclasses.replace(self, stale=True)
+
+
+def is_deleted(item: Mapping[str, Any]) -> bool:
+    """Whether a stored item is a tombstone (``status = DELETED``)."""
+    return item.get(Attr.status) == STATUS_DELETED
+
+
+def prompt_from_item(item: Mapping[str, Any]) -> Prompt:
+    """Builds the frozen prompt of a pointer or version item (already decoded).
+
+    :raises PromptStoreError: if the item breaks the wire contract (the message names the item and what is wrong)
+    """
+    pid = str(item.get(Attr.prompt_id))
+
+    def malformed(what: str) -> PromptStoreError:
+        return PromptStoreError(f"item {pid}/{item.get(Attr.version)} breaks the wire contract: {what}")
+
+    content = freeze(content_of(item))
+    number = item.get(Attr.version_number)
+    if isinstance(number, (int, float)) and not isinstance(number, bool):
+        version: Optional[int] = int(number) if float(number).is_integer() else None
+    else:
+        version = parse_version_key(str(item.get(Attr.version)))
+    checksum = item.get(Attr.checksum)
+    if version is None:
+        raise malformed(f"no {Attr.version_number}")
+    if not isinstance(checksum, str):
+        raise malformed(f"no {Attr.checksum}")
+    template_type = content.get(Attr.template_type)
+    variables = content.get(Attr.input_variables)
+    base: Dict[str, Any] = dict(
+        id=pid,
+        version=version,
+        checksum=checksum,
+        input_variables=tuple(str(v) for v in variables) if isinstance(variables, tuple) else (),
+        model_id=content.get(Attr.model_id),
+        inference_config=content.get(Attr.inference_config),
+        content=content,
+    )
+    if template_type == TEMPLATE_TEXT:
+        text = content.get(Attr.text)
+        if not isinstance(text, str):
+            raise malformed(f"TEXT prompt without {Attr.text}")
+        return Prompt(template_type=TEMPLATE_TEXT, text=text, messages=(), system=(), **base)
+    if template_type == TEMPLATE_CHAT:
+        messages = content.get(Attr.messages)
+        if not isinstance(messages, tuple):
+            raise malformed(f"CHAT prompt without {Attr.messages}")
+        system = content.get(Attr.system)
+        return Prompt(template_type=TEMPLATE_CHAT, text=None, messages=messages,
+                      system=system if isinstance(system, tuple) else (), **base)
+    raise malformed(f"unknown {Attr.template_type} {_json_show(template_type)}")
+
+
+def _json_show(value: Any) -> str:
+    """``JSON.stringify`` of a simple value, for messages that match the Node client's."""
+    if value is None:
+        return "undefined"
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,286 @@
+"""The Valkey/Redis L2 adapter (redis-py, the ``valkey`` extra): TLS, IAM auth tokens, cluster redirects, bounded
+reconnects. ``PromptClient()`` builds one by itself when ``PROMPT_SERVING_CACHE_ENDPOINT`` is set.
+
+Works with redis-py 4.3 (Debian 12) and later: the IAM token is set in a ``Connection`` subclass's
+``on_connect`` (no ``credential_provider`` needed), so every new connection signs a fresh token, and a connection
+older than ``max_connection_age_seconds`` (default 11 h; ElastiCache drops IAM connections at 12 h) is closed
+and reopened before its next command.
+
+Cluster mode (``PROMPT_SERVING_CACHE_CLUSTER=true``, the default: a serverless cache is a cluster endpoint) sends
+every command, all single-key, to the endpoint and follows ``MOVED`` redirects, remembering the node of each
+slot; no ``CLUSTER``/``COMMAND`` calls are needed, so the narrow ACL of the construct's users suffices.
+
+After a failure the adapter stays away from the cache for a short, growing pause (100 ms doubling to 5 s) so a
+cache that is down costs the reader nothing but a counter; the next call after the pause tries again.
+
+Thread safety: safe to share between threads (redis-py connection pools are thread-safe; the slot map and the
+pause are guarded by a lock).
+"""
+import hashlib
+import logging
+import os
+import threading
+import time
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+
+from .iam_token import RESOURCE_REPLICATION_GROUP, RESOURCE_SERVERLESS, iam_auth_token
+from .schema.env import Env
+from .schema.l2 import L2_PUT_IF_NEWER_SCRIPT
+
+logger = logging.getLogger(__name__)
+
+MAX_CONNECTION_AGE_SECONDS = 11 * 3600
+PAUSE_MIN_SECONDS = 0.1
+PAUSE_MAX_SECONDS = 5.0
+_SCRIPT_SHA = hashlib.sha1(L2_PUT_IF_NEWER_SCRIPT.encode("utf-8")).hexdigest()
+
+
+class L2UnavailableError(Exception):
+    """The adapter is pausing after a failure; the read goes to the table."""
+
+
+def _crc16(data: bytes) -> int:
+    """CRC16-XMODEM, Redis Cluster's key hash."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+            crc &= 0xFFFF
+    return crc
+
+
+def key_slot(key: str) -> int:
+    """The cluster slot of ``key`` (hash tags ``{…}`` honoured, as Redis does)."""
+    data = key.encode("utf-8")
+    start = data.find(b"{")
+    if start >= 0:
+        end = data.find(b"}", start + 1)
+        if end > start + 1:
+            data = data[start + 1 : end]
+    return _crc16(data) % 16384
+
+
+def _parse_bool(name: str, raw: Optional[str], default: bool) -> bool:
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in ("true", "false"):
+        return value == "true"
+    raise ValueError(f"{name} must be true or false, got {raw!r}")
+
+
+def _parse_endpoint(endpoint: str) -> Tuple[str, int]:
+    host, sep, port = endpoint.strip().rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"{Env.cache_endpoint} must be host:port, got {endpoint!r}")
+    return host.strip("[]"), int(port)
+
+
+class ValkeyL2:
+    """A :class:`~cdk_prompt_serving_runtime.l2.PromptCacheL2` over redis-py.
+
+    :param host: the cache endpoint's host
+    :param port: its port
+    :param tls: TLS to the cache (ElastiCache requires it). Default ``True``.
+    :param auth: ``"iam"`` (a fresh IAM token per connection) or ``"none"`` (``password`` if given)
+    :param user: the user id (IAM auth) or ACL user name
+    :param cache_name: the cache name the IAM token is signed for
+    :param region: the AWS Region for the token; default ``AWS_REGION`` / ``AWS_DEFAULT_REGION``
+    :param resource_type: ``ServerlessCache`` (default) or ``ReplicationGroup``
+    :param cluster: follow ``MOVED`` redirects (cluster-mode endpoint). Default ``True``.
+    :param timeout_ms: socket connect and read timeout of every call. Default 100.
+    :param password: a static password (``auth="none"`` with an ACL user, or tests)
+    :param ssl_ca_certs: a CA bundle file for TLS; default the system's
+    :param credentials: botocore credentials for IAM tokens; default a botocore session's
+    :param token_provider: builds the password per connection (overrides IAM/static)
+    :param max_connection_age_seconds: a connection older than this is reopened (with a fresh token) before its
+        next command. Default 11 h (ElastiCache closes IAM-authenticated connections at 12 h).
+    :param monotonic: the clock for connection ages and pauses (tests pass a fake one)
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        tls: bool = True,
+        auth: str = "iam",
+        user: Optional[str] = None,
+        cache_name: Optional[str] = None,
+        region: Optional[str] = None,
+        resource_type: str = RESOURCE_SERVERLESS,
+        cluster: bool = True,
+        timeout_ms: float = 100,
+        password: Optional[str] = None,
+        ssl_ca_certs: Optional[str] = None,
+        credentials: Any = None,
+        token_provider: Optional[Callable[[], str]] = None,
+        max_connection_age_seconds: float = MAX_CONNECTION_AGE_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        import redis  # the optional extra
+
+        if auth not in ("iam", "none"):
+            raise ValueError(f"{Env.cache_auth} must be iam or none, got {auth!r}")
+        if resource_type not in (RESOURCE_SERVERLESS, RESOURCE_REPLICATION_GROUP):
+            raise ValueError(
+                f"{Env.cache_resource_type} must be {RESOURCE_SERVERLESS} or {RESOURCE_REPLICATION_GROUP}, got {resource_type!r}"
+            )
+        if token_provider is None and auth == "iam":
+            if not user or not cache_name:
+                raise ValueError(
+                    f"IAM auth needs {Env.cache_user} and {Env.cache_name} (the construct's addReader sets both)"
+                )
+            region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+            if not region:
+                raise ValueError("IAM auth needs a Region: set AWS_REGION (the Lambda runtime does)")
+            if credentials is None:
+                import botocore.session
+
+                credentials = botocore.session.Session().get_credentials()
+                if credentials is None:
+                    raise ValueError("IAM auth needs AWS credentials; none found in the standard places")
+            creds, name, uid, reg, rtype = credentials, cache_name, user, region, resource_type
+            token_provider = lambda: iam_auth_token(name, uid, reg, creds, rtype)  # noqa: E731
+        elif token_provider is None and password is not None:
+            static = password
+            token_provider = lambda: static  # noqa: E731
+
+        self._redis = redis
+        self._cluster = cluster
+        self._timeout = timeout_ms / 1000.0
+        self._lock = threading.Lock()
+        self._slots: Dict[int, Tuple[str, int]] = {}
+        self._clients: Dict[Tuple[str, int], Any] = {}
+        self._endpoint = (host, port)
+        self._pause = 0.0
+        self._down_until = 0.0
+        self._monotonic = monotonic
+        base = redis.connection.SSLConnection if tls else redis.connection.Connection
+        self._pool_kwargs: Dict[str, Any] = {
+            "connection_class": _connection_class(base, token_provider, max_connection_age_seconds, monotonic),
+            "socket_timeout": self._timeout,
+            "socket_connect_timeout": self._timeout,
+            "username": user if (user and token_provider is not None) else None,
+            "decode_responses": True,
+            "max_connections": 64,
+        }
+        if tls:
+            self._pool_kwargs["ssl_cert_reqs"] = "required"
+            self._pool_kwargs["ssl_check_hostname"] = True
+            if ssl_ca_certs:
+                self._pool_kwargs["ssl_ca_certs"] = ssl_ca_certs
+
+    @classmethod
+    def from_environment(
+        cls, env: Optional[Mapping[str, str]] = None, *, timeout_ms: float = 100, **overrides: Any
+    ) -> "ValkeyL2":
+        """The adapter the ``PROMPT_SERVING_CACHE_*`` variables describe (the construct's ``addReader`` sets them).
+
+        :raises ValueError: naming the variable when one is missing or malformed
+        """
+        env = os.environ if env is None else env
+        endpoint = env.get(Env.cache_endpoint)
+        if not endpoint:
+            raise ValueError(f"{Env.cache_endpoint} is not set")
+        host, port = _parse_endpoint(endpoint)
+        options: Dict[str, Any] = {
+            "tls": _parse_bool(Env.cache_tls, env.get(Env.cache_tls), True),
+            "auth": (env.get(Env.cache_auth) or "iam").strip(),
+            "user": env.get(Env.cache_user) or None,
+            "cache_name": env.get(Env.cache_name) or None,
+            "resource_type": (env.get(Env.cache_resource_type) or RESOURCE_SERVERLESS).strip(),
+            "cluster": _parse_bool(Env.cache_cluster, env.get(Env.cache_cluster), True),
+            "region": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
+            "timeout_ms": timeout_ms,
+        }
+        options.update(overrides)
+        return cls(host, port, **options)
+
+    # -- PromptCacheL2 ---------------------------------------------------------------------------------
+
+    def get(self, key: str) -> Optional[str]:
+        return self._call(key, lambda r: r.get(key))  # type: ignore[no-any-return]
+
+    def put_if_newer(self, key: str, revision: int, value: str, ttl_seconds: int) -> bool:
+        def run(r: Any) -> Any:
+            try:
+                return r.evalsha(_SCRIPT_SHA, 1, key, revision, value, ttl_seconds)
+            except self._redis.exceptions.NoScriptError:
+                return r.eval(L2_PUT_IF_NEWER_SCRIPT, 1, key, revision, value, ttl_seconds)
+
+        return int(self._call(key, run)) == 1
+
+    def close(self) -> None:
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for c in clients:
+            try:
+                c.connection_pool.disconnect()
+            except Exception:  # noqa: BLE001
+                pass
+
+    # -- routing, pauses -------------------------------------------------------------------------------
+
+    def _client(self, addr: Tuple[str, int]) -> Any:
+        with self._lock:
+            c = self._clients.get(addr)
+            if c is None:
+                pool = self._redis.ConnectionPool(host=addr[0], port=addr[1], **self._pool_kwargs)
+                c = self._clients[addr] = self._redis.Redis(connection_pool=pool)
+            return c
+
+    def _call(self, key: str, run: Callable[[Any], Any]) -> Any:
+        now = self._monotonic()
+        if now < self._down_until:
+            raise L2UnavailableError("L2 cache paused after a failure")
+        slot = key_slot(key) if self._cluster else -1
+        addr = self._slots.get(slot, self._endpoint)
+        try:
+            for _ in range(3):
+                try:
+                    result = run(self._client(addr))
+                    self._pause = 0.0
+                    return result
+                except self._redis.exceptions.ResponseError as err:
+                    moved = str(err).split()
+                    if not self._cluster or len(moved) != 3 or moved[0] != "MOVED":
+                        raise
+                    host, _, port = moved[2].rpartition(":")
+                    addr = (host or self._endpoint[0], int(port))
+                    with self._lock:
+                        self._slots[int(moved[1])] = addr
+            raise L2UnavailableError("too many MOVED redirects")
+        except (self._redis.exceptions.ConnectionError, self._redis.exceptions.TimeoutError, OSError) as err:
+            with self._lock:
+                self._pause = min(PAUSE_MAX_SECONDS, max(PAUSE_MIN_SECONDS, self._pause * 2))
+                self._down_until = self._monotonic() + self._pause
+            logger.debug("L2 cache unreachable (pausing %.1f s): %s", self._pause, err)
+            raise
+
+
+def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], max_age: float,
+                      monotonic: Callable[[], float]) -> Any:
+    class PromptServingConnection(base):  # type: ignore[misc,valid-type]
+        """Signs a fresh password per connection; reconnects a connection older than ``max_age``."""
+
+        _opened_at = 0.0
+        _handshake = False
+
+        def on_connect(self) -> None:
+            if token_provider is not None:
+                self.password = token_provider()
+            self._opened_at = monotonic()
+            self._handshake = True
+            try:
+                super().on_connect()
+            finally:
+                self._handshake = False
+
+        def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            if not self._handshake and self._sock is not None and monotonic() - self._opened_at > max_age:
+                self.disconnect()
+            super().send_packed_command(command, check_health)
+
+    return PromptServingConnection

@@ -1,0 +1,234 @@
+"""The conformance suite, Python side: the same JSON fixtures (test/conformance/fixtures) the Node client's jest
+test runs, so the two clients cannot drift."""
+import base64
+import datetime
+import hashlib
+import json
+import os
+import re
+from typing import Any, Dict
+
+import pytest
+
+from cdk_prompt_serving_runtime import PromptClient, PromptNotFoundError, PromptRenderError, PromptServingError, PromptStoreError
+from cdk_prompt_serving_runtime.iam_token import iam_auth_token
+from cdk_prompt_serving_runtime.options import resolve_options
+from cdk_prompt_serving_runtime.prompt import prompt_from_item
+from cdk_prompt_serving_runtime.schema import (
+    bloom_build, bloom_indexes, bloom_might_contain, bloom_parameters, canonical_json, checksum, content_of,
+    is_valid_prompt_id,
+)
+from cdk_prompt_serving_runtime.schema import l2 as l2s
+from services import REPO, put_items
+
+FIXTURES = os.path.join(REPO, "test", "conformance", "fixtures")
+
+
+def load(name: str) -> Dict[str, Any]:
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def id_of(spec: Any) -> Any:
+    if isinstance(spec, dict) and "repeat" in spec:
+        return spec["repeat"] * spec["times"]
+    return spec
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().replace("dynamo_d_b", "dynamodb")
+
+
+def cases(name: str, key: str = "cases") -> Any:
+    data = load(name)[key]
+    return pytest.mark.parametrize("case", data, ids=[str(c.get("name", i)) for i, c in enumerate(data)])
+
+
+@cases("ids.json")
+def test_prompt_ids(case: Dict[str, Any]) -> None:
+    assert is_valid_prompt_id(id_of(case["id"])) is case["valid"]
+
+
+@cases("checksum.json")
+def test_checksum(case: Dict[str, Any]) -> None:
+    assert canonical_json(content_of(case["content"])) == case["canonical"]
+    assert checksum(case["content"]) == case["checksum"]
+
+
+BLOOM = load("bloom.json")
+
+
+@pytest.mark.parametrize("case", BLOOM["parameters"], ids=lambda c: f"count={c['count']}")
+def test_bloom_parameters(case: Dict[str, Any]) -> None:
+    assert bloom_parameters(case["count"]) == (case["bits"], case["hashes"])
+
+
+@pytest.mark.parametrize("case", BLOOM["indexes"], ids=lambda c: f"{c['id'][:20]!r}/{c['bits']}/{c['hashes']}")
+def test_bloom_indexes(case: Dict[str, Any]) -> None:
+    assert bloom_indexes(case["id"], case["bits"], case["hashes"]) == case["indexes"]
+
+
+@pytest.mark.parametrize("case", BLOOM["filters"], ids=lambda c: f"{len(c['ids'])} ids")
+def test_bloom_filters(case: Dict[str, Any]) -> None:
+    assert base64.b64encode(bloom_build(case["ids"], case["bits"], case["hashes"])).decode() == case["bloom"]
+    data = base64.b64decode(case["bloom"])
+    assert {p: bloom_might_contain(data, case["bits"], case["hashes"], p) for p in case["probes"]} == case["probes"]
+
+
+def _node_message(message: str) -> str:
+    """The Node message with option names in backticks spelled the Python way."""
+    return re.sub(r"`([A-Za-z]+)`", lambda m: f"`{snake(m.group(1))}`", message)
+
+
+RESOLVED = {  # fixture (Node, ms) name → (Python field, factor from seconds)
+    "tableName": ("table_name", None), "maxAgeMs": ("max_age", 1000), "maxEntries": ("max_entries", None),
+    "notFoundMaxAgeMs": ("not_found_max_age", 1000), "staleWhileRevalidateMs": ("stale_while_revalidate", 1000),
+    "staleIfErrorMs": ("stale_if_error", 1000), "catalogMaxAgeMs": ("catalog_max_age", 1000),
+    "requestTimeoutMs": ("request_timeout", 1000), "maxAttempts": ("max_attempts", None), "l2TimeoutMs": ("l2_timeout", 1000),
+}
+
+
+@cases("options.json")
+def test_options(case: Dict[str, Any]) -> None:
+    options = {snake(k): v for k, v in case["options"].items()}
+    if "error" in case:
+        with pytest.raises(PromptServingError) as caught:
+            resolve_options(options, case["env"])
+        assert str(caught.value) == _node_message(case["error"])
+        return
+    resolved = resolve_options(options, case["env"])
+    for name, expected in case["expect"].items():
+        field, factor = RESOLVED[name]
+        value = getattr(resolved, field)
+        assert (round(value * factor, 6) if factor else value) == expected, name
+
+
+RENDER_META = {"prompt_id": "render-case", "version": "CURRENT", "version_number": 1, "checksum": "sha256:" + "0" * 64}
+
+
+@cases("render.json")
+def test_render(case: Dict[str, Any]) -> None:
+    prompt = prompt_from_item({**case["content"], **RENDER_META})
+    if "error" in case:
+        with pytest.raises(PromptRenderError) as caught:
+            prompt.render(case["variables"])
+        assert list(caught.value.missing_variables) == case["error"]["missing"]
+        assert str(caught.value) == case["error"]["message"]
+        return
+    assert prompt.render(case["variables"]) == case["expected"]
+
+
+ITEMS = load("items.json")["cases"]
+
+
+@pytest.fixture
+def item_table(ddb: Any, table: str) -> str:
+    for case in ITEMS:
+        put_items(ddb, table, case["items"])
+    return table
+
+
+def _plain(value: Any) -> Any:
+    """Frozen tuples/dicts → lists/dicts, for comparison with JSON."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("case", ITEMS, ids=[c["name"] for c in ITEMS])
+def test_items_read_through_the_real_client(case: Dict[str, Any], ddb: Any, item_table: str) -> None:
+    client = PromptClient(table_name=item_table, dynamodb_client=ddb)
+    version = case["get"]["version"]
+    if case.get("notFound"):
+        with pytest.raises(PromptNotFoundError):
+            client.get_prompt(case["get"]["id"], version)
+        return
+    if "storeError" in case:
+        with pytest.raises(PromptStoreError, match=re.escape(case["storeError"])):
+            client.get_prompt(case["get"]["id"], version)
+        return
+    prompt = client.get_prompt(case["get"]["id"], version)
+    e = case["expect"]
+    assert (prompt.id, prompt.version, prompt.checksum, prompt.template_type) == (e["id"], e["version"], e["checksum"], e["templateType"])
+    assert list(prompt.input_variables) == e["inputVariables"]
+    for fixture_name, attr in [("text", "text"), ("messages", "messages"), ("system", "system"), ("modelId", "model_id"),
+                               ("inferenceConfig", "inference_config"), ("content", "content")]:
+        if fixture_name in e:
+            assert _plain(getattr(prompt, attr)) == e[fixture_name], fixture_name
+
+
+def test_invalid_ids_are_not_found_without_a_remote_call(ddb: Any, item_table: str, counter: Any) -> None:
+    client = PromptClient(table_name=item_table, dynamodb_client=ddb)
+    counter.reset()
+    invalid = [c for c in load("ids.json")["cases"] if not c["valid"]]
+    for case in invalid:
+        with pytest.raises(PromptNotFoundError):
+            client.get_prompt(id_of(case["id"]))
+    assert counter["GetItem"] == 0
+
+
+@cases("iam-token.json")
+def test_iam_token_golden(case: Dict[str, Any]) -> None:
+    from botocore.credentials import Credentials
+
+    when = datetime.datetime.strptime(case["date"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    creds = Credentials(case["accessKeyId"], case["secretAccessKey"], case["sessionToken"])
+    token = iam_auth_token(case["cacheName"], case["userId"], case["region"], creds, case["resourceType"], now=when)
+    assert token == case["token"]
+    from urllib.parse import parse_qsl
+
+    assert dict(parse_qsl(token.split("?", 1)[1], keep_blank_values=True)) == case["params"]
+    assert case["params"]["X-Amz-Signature"] == case["signature"]
+    assert not token.startswith("http")
+    assert ("ResourceType=ServerlessCache" in token) is (case["resourceType"] == "ServerlessCache")
+
+
+L2 = load("l2.json")
+
+
+def test_l2_keys_and_script() -> None:
+    for k in L2["keys"]:
+        assert l2s.l2_item_key(k["table"], k["promptId"], k["sortKey"]) == k["key"]
+    assert l2s.l2_catalog_key(L2["catalogKey"]["table"]) == L2["catalogKey"]["key"]
+    assert l2s.l2_epoch_key(L2["epochKey"]["table"]) == L2["epochKey"]["key"]
+    assert l2s.l2_key_pattern(L2["keyPattern"]["table"]) == L2["keyPattern"]["pattern"]
+    assert l2s.L2_VALUE_TTL_SECONDS == L2["valueTtlSeconds"]
+    assert hashlib.sha1(l2s.L2_PUT_IF_NEWER_SCRIPT.encode()).hexdigest() == L2["scriptSha1"]
+    for e in L2["encode"]:
+        assert l2s.encode_l2_value(e["revision"], e["fetchedAt"], e["item"]) == e["encoded"]
+
+
+@pytest.mark.parametrize("case", L2["decode"], ids=[c["name"] for c in L2["decode"]])
+def test_l2_decode(case: Dict[str, Any]) -> None:
+    value = l2s.decode_l2_value(case["raw"], case["promptId"], case["nowMs"])
+    if case["expect"] is None:
+        assert value is None
+    else:
+        assert value is not None
+        assert (value.revision, value.fetched_at) == (case["expect"]["revision"], case["expect"]["fetchedAt"])
+
+
+@pytest.mark.parametrize("case", L2["itemRevision"], ids=lambda c: json.dumps(c["item"].get("revision")))
+def test_l2_item_revision(case: Dict[str, Any]) -> None:
+    assert l2s.item_revision(case["item"]) == case["revision"]
+
+
+@pytest.mark.parametrize("case", L2["ordering"], ids=[c["name"] for c in L2["ordering"]])
+def test_l2_ordering_on_a_real_redis_server(case: Dict[str, Any], redis_secure: Any) -> None:
+    from cdk_prompt_serving_runtime.valkey import ValkeyL2
+    from services import READER_PASSWORD
+
+    key = l2s.l2_item_key("ordering", case["name"].replace(" ", "-"), "CURRENT")
+    admin = redis_secure.admin()
+    admin.delete(key)
+    if case["initial"] is not None:
+        admin.set(key, case["initial"])
+    l2 = ValkeyL2("127.0.0.1", redis_secure.port, auth="none", user="reader", password=READER_PASSWORD,
+                  ssl_ca_certs=redis_secure.ca, timeout_ms=2000)
+    for revision, expected in case["writes"]:
+        value = json.dumps({"revision": revision, "fetchedAt": 1, "item": {"prompt_id": {"S": "x"}}})
+        assert l2.put_if_newer(key, revision, value, 60) is bool(expected), revision
+    assert json.loads(l2.get(key))["revision"] == case["final"]
+    assert 0 < admin.ttl(key) <= 60

@@ -1,0 +1,249 @@
+"""The Valkey/Redis L2 against a real redis-server (TLS, ACL users, cluster mode, one node owning all slots), and
+the cross-language contract: a Python reader and a Node reader (node-redis + src/schema/l2.ts) share one cache
+and agree on every value."""
+import datetime
+import time
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+
+from cdk_prompt_serving_runtime import PromptClient, PromptNotFoundError
+from cdk_prompt_serving_runtime.ddb_codec import to_json_item
+from cdk_prompt_serving_runtime.schema.l2 import l2_epoch_key, l2_item_key
+from cdk_prompt_serving_runtime.valkey import ValkeyL2
+from services import ADMIN_PASSWORD, READER_PASSWORD, CallCounter, RedisServer, create_serving_table, put_items, run_node_l2, wait_for
+
+POINTER = {
+    "prompt_id": {"S": "shared"}, "version": {"S": "CURRENT"}, "version_number": {"N": "1"}, "revision": {"N": "1"},
+    "checksum": {"S": "sha256:" + "1" * 64}, "status": {"S": "ACTIVE"}, "template_type": {"S": "TEXT"},
+    "text": {"S": "Hello {{name}} é 漢"}, "input_variables": {"L": [{"S": "name"}]},
+    "inference_config": {"M": {"temperature": {"N": "0.5"}}}, "blob": {"B": b"\x00\x01\xff"},
+}
+
+
+def reader_l2(redis_secure: RedisServer, **overrides: Any) -> ValkeyL2:
+    options: Dict[str, Any] = dict(auth="none", user="reader", password=READER_PASSWORD, ssl_ca_certs=redis_secure.ca,
+                                   timeout_ms=2000)
+    options.update(overrides)
+    return ValkeyL2("127.0.0.1", redis_secure.port, **options)
+
+
+@pytest.fixture
+def shared_table(ddb: Any) -> Iterator[str]:
+    table = create_serving_table(ddb, "py-l2")
+    put_items(ddb, table, [POINTER])
+    yield table
+    ddb.delete_table(TableName=table)
+
+
+def client_for(ddb_local: Any, table: str, l2: Any, **options: Any) -> Tuple[PromptClient, CallCounter]:
+    ddb = ddb_local.client()
+    counter = CallCounter(ddb)
+    return PromptClient(table_name=table, dynamodb_client=ddb, l2=l2, **options), counter
+
+
+def node(redis_secure: RedisServer, ops: List[Dict[str, Any]], user: str = "reader", password: str = READER_PASSWORD) -> Any:
+    return run_node_l2({"port": redis_secure.port, "ca": redis_secure.ca, "username": user, "password": password, "ops": ops})
+
+
+def test_a_prompt_one_client_read_from_the_table_is_served_to_another_from_the_l2(ddb_local: Any, shared_table: str, redis_secure: RedisServer) -> None:
+    first, c1 = client_for(ddb_local, shared_table, reader_l2(redis_secure))
+    assert first.get_prompt("shared").version == 1
+    assert c1.keys == ["#catalog/CURRENT", "shared/CURRENT"]
+    second, c2 = client_for(ddb_local, shared_table, reader_l2(redis_secure))
+    prompt = second.get_prompt("shared")
+    assert (prompt.version, prompt.render({"name": "A"})) == (1, "Hello A é 漢")
+    assert dict(prompt.content)["blob"] == b"\x00\x01\xff"
+    assert "shared/CURRENT" not in c2.keys
+    assert second.stats()["l2_hits"] == 1
+    ttl = redis_secure.admin().ttl(l2_item_key(shared_table, "shared", "CURRENT"))
+    assert 86000 < ttl <= 86400
+
+
+def test_python_and_node_agree_on_every_value(ddb_local: Any, shared_table: str, redis_secure: RedisServer, clock: Any) -> None:
+    key = l2_item_key(shared_table, "shared", "CURRENT")
+    redis_secure.admin().delete(key)
+    # Python fills from the table; Node decodes exactly the item the table holds
+    client, counter = client_for(ddb_local, shared_table, reader_l2(redis_secure), clock=clock, epoch_poll_interval_ms=1000)
+    client.get_prompt("shared")
+    decoded = node(redis_secure, [{"op": "decode", "key": key, "promptId": "shared"}])[0]
+    expected = dict(POINTER, blob={"B": "AAH/"})
+    assert decoded["item"] == expected and decoded["revision"] == 1
+    assert decoded["fetchedAt"] == round(clock.now * 1000)
+    # Node writes a newer pointer and bumps the epoch; Python takes it at its next epoch poll, without a table read
+    newer = to_json_item(dict(POINTER, revision={"N": "2"}, version_number={"N": "2"}, text={"S": "Hi {{name}}, v2"}))
+    epoch = l2_epoch_key(shared_table)
+    assert node(redis_secure, [{"op": "fill", "key": key, "item": newer, "fetchedAt": 1}])[0] == 1
+    assert client.poll_epoch() is False  # the first poll only learns the epoch
+    node(redis_secure, [{"op": "incr", "key": epoch}], user="admin", password=ADMIN_PASSWORD)
+    counter.reset()
+    assert client.poll_epoch() is True
+    prompt = client.get_prompt("shared")
+    assert (prompt.version, prompt.render({"name": "B"})) == (2, "Hi B, v2")
+    assert counter["GetItem"] == 0 and client.stats()["l2_refreshes"] == 1
+    # an older write (a redelivered stream record, a slow reader's fill) is refused by both languages' writers
+    assert node(redis_secure, [{"op": "fill", "key": key, "item": to_json_item(POINTER)}])[0] == 0
+    assert reader_l2(redis_secure).put_if_newer(key, 1, "{}", 60) is False
+    assert node(redis_secure, [{"op": "decode", "key": key, "promptId": "shared"}])[0]["revision"] == 2
+
+
+def test_the_epoch_is_polled_once_per_interval_in_the_background(ddb_local: Any, shared_table: str, redis_secure: RedisServer, clock: Any) -> None:
+    client, _ = client_for(ddb_local, shared_table, reader_l2(redis_secure), clock=clock, epoch_poll_interval_ms=1000)
+    client.get_prompt("shared")
+    for _ in range(1000):
+        client.get_prompt("shared")
+    wait_for(lambda: client.stats()["epoch_polls"] == 1)
+    for _ in range(1000):
+        client.get_prompt("shared")
+    assert client.stats()["epoch_polls"] == 1  # same interval: no more polls
+    clock.advance(1.5)
+    wait_for(lambda: client.get_prompt("shared") is not None and client.stats()["epoch_polls"] == 2)
+
+
+
+
+def test_l2_down_reads_go_to_the_table(ddb_local: Any, shared_table: str) -> None:
+    server = RedisServer()
+    try:
+        l2 = ValkeyL2("127.0.0.1", server.port, tls=False, auth="none", cluster=False, timeout_ms=100)
+        warm, _ = client_for(ddb_local, shared_table, l2)
+        warm.get_prompt("shared")
+        assert server.admin().exists(l2_item_key(shared_table, "shared", "CURRENT")) == 1
+        server.stop()
+        for _ in range(5):
+            client, counter = client_for(ddb_local, shared_table, l2)
+            started = time.monotonic()
+            assert client.get_prompt("shared").version == 1
+            assert time.monotonic() - started < 0.5
+            assert "shared/CURRENT" in counter.keys
+            assert client.stats()["l2_errors"] >= 1
+    finally:
+        server.stop()
+
+
+def test_iam_auth_signs_a_token_per_connection_for_the_user(redis_secure: RedisServer) -> None:
+    from botocore.credentials import Credentials
+
+    l2 = ValkeyL2("127.0.0.1", redis_secure.port, auth="iam", user="iam-reader", cache_name="test-cache",
+                  region="us-east-1", credentials=Credentials("AKIDEXAMPLE", "secret", None), ssl_ca_certs=redis_secure.ca,
+                  timeout_ms=2000)
+    assert l2.get(l2_item_key("t", "nothing", "CURRENT")) is None
+    clients = redis_secure.admin().client_list()
+    assert any(c.get("user") == "iam-reader" for c in clients)
+
+
+def test_a_fresh_password_per_connection_and_reconnects_of_old_connections(redis_secure: RedisServer, clock: Any) -> None:
+    calls: List[float] = []
+
+    def provider() -> str:
+        calls.append(clock.now)
+        return READER_PASSWORD
+
+    l2 = reader_l2(redis_secure, token_provider=provider, max_connection_age_seconds=100, monotonic=clock)
+    key = l2_item_key("t", "nothing", "CURRENT")
+    l2.get(key)
+    clock.advance(60)
+    l2.get(key)
+    assert len(calls) == 1  # one connection, one token
+    clock.advance(60)
+    l2.get(key)
+    assert len(calls) == 2  # older than the bound: reopened with a fresh token before the command
+    redis_secure.admin().execute_command("CLIENT", "KILL", "USER", "reader")
+    assert l2.get(key) is None  # a connection the server dropped is reopened, signing again
+    assert len(calls) == 3
+
+
+def test_the_reader_acl_refuses_other_keys(redis_secure: RedisServer) -> None:
+    import redis
+
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        reader_l2(redis_secure).get("someone-else:key")
+
+
+def test_prompt_client_builds_the_l2_from_the_environment_contract(ddb_local: Any, shared_table: str, redis_secure: RedisServer,
+                                                                   monkeypatch: Any) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", redis_secure.ca)  # the test CA stands in for the system's
+    env = {
+        "PROMPT_SERVING_TABLE_NAME": shared_table,
+        "PROMPT_SERVING_CACHE_ENDPOINT": redis_secure.endpoint,
+        "PROMPT_SERVING_CACHE_USER": "iam-reader",
+        "PROMPT_SERVING_CACHE_NAME": "test-cache",
+        "AWS_REGION": "us-east-1",
+    }
+    ddb = ddb_local.client()
+    first = PromptClient(dynamodb_client=ddb, environ=env)
+    first.get_prompt("shared")
+    second = PromptClient(dynamodb_client=ddb, environ=env)
+    second.get_prompt("shared")
+    assert second.stats()["l2_hits"] == 1 and second.stats()["l2_errors"] == 0
+    broken = PromptClient(dynamodb_client=ddb, environ=dict(env, PROMPT_SERVING_CACHE_TLS="maybe"))
+    assert broken.get_prompt("shared").version == 1  # a bad cache setting never fails a read
+    assert broken.stats()["l2_errors"] == 1
+
+
+def test_a_fleet_cold_start_reads_each_key_from_the_table_once_and_a_pushed_change_needs_no_table_read(
+        ddb_local: Any, ddb: Any, redis_secure: RedisServer, tmp_path: Any, clock: Any) -> None:
+    from services import run_sync
+
+    (tmp_path / "alpha.md").write_text("Alpha {{x}}.", encoding="utf-8")
+    table = create_serving_table(ddb, "py-fleet")
+    run_sync(ddb_local.endpoint, table, str(tmp_path))
+    # GIVEN one process that read the catalog and a prompt from the table (and filled the L2)
+    first, c1 = client_for(ddb_local, table, reader_l2(redis_secure), clock=clock)
+    first.get_prompt("alpha")
+    assert c1.keys == ["#catalog/CURRENT", "alpha/CURRENT"]
+    # WHEN the rest of the fleet starts
+    fleet = [client_for(ddb_local, table, reader_l2(redis_secure), clock=clock) for _ in range(5)]
+    for client, _ in fleet:
+        assert client.get_prompt("alpha").render({"x": "1"}) == "Alpha 1."
+        with pytest.raises(Exception, match="not in the catalog"):
+            client.get_prompt("beta")
+    # THEN none of it read the table
+    assert [counter.keys for _, counter in fleet] == [[]] * 5
+    # WHEN a prompt is created and the invalidation function (played by Node) writes the stream's new images
+    # through and bumps the epoch
+    watcher, wc = fleet[0]
+    watcher.poll_epoch()
+    (tmp_path / "beta.md").write_text("Beta.", encoding="utf-8")
+    run_sync(ddb_local.endpoint, table, str(tmp_path))
+    images = [ddb.get_item(TableName=table, Key={"prompt_id": {"S": pid}, "version": {"S": "CURRENT"}})["Item"]
+              for pid in ("#catalog", "beta")]
+    ops = [{"op": "fill", "key": l2_item_key(table, img["prompt_id"]["S"], "CURRENT"), "item": to_json_item(img)} for img in images]
+    assert node(redis_secure, ops) == [1, 1]
+    node(redis_secure, [{"op": "incr", "key": l2_epoch_key(table)}], user="admin", password=ADMIN_PASSWORD)
+    # THEN the next epoch poll takes the new catalog, and the new prompt is served from the L2: no table read
+    wc.reset()
+    assert watcher.poll_epoch() is True
+    assert watcher.get_prompt("beta").render() == "Beta."
+    assert wc.keys == []
+
+
+def test_a_tombstone_written_through_to_the_l2_is_not_found_without_a_table_read(ddb_local: Any, shared_table: str,
+                                                                                redis_secure: RedisServer) -> None:
+    tombstone = to_json_item(dict(POINTER, status={"S": "DELETED"}, revision={"N": "9"}))
+    assert node(redis_secure, [{"op": "fill", "key": l2_item_key(shared_table, "shared", "CURRENT"), "item": tombstone}]) == [1]
+    client, counter = client_for(ddb_local, shared_table, reader_l2(redis_secure))
+    with pytest.raises(PromptNotFoundError, match="not found: deleted"):
+        client.get_prompt("shared")
+    for _ in range(2):
+        with pytest.raises(PromptNotFoundError):
+            client.get_prompt("shared")
+    assert "shared/CURRENT" not in counter.keys
+    assert client.stats()["negative_hits"] == 2
+
+
+def test_an_l2_copy_older_than_the_one_held_is_not_taken(ddb_local: Any, shared_table: str, redis_secure: RedisServer,
+                                                        clock: Any) -> None:
+    from cdk_prompt_serving_runtime.schema.l2 import encode_l2_value
+
+    key = l2_item_key(shared_table, "shared", "CURRENT")
+    client, counter = client_for(ddb_local, shared_table, reader_l2(redis_secure), clock=clock,
+                                 stale_while_revalidate_seconds=0, catalog_max_age_seconds=3600)
+    assert client.get_prompt("shared").version == 1  # revision 1, from the table
+    older = to_json_item(dict(POINTER, revision={"N": "0"}, version_number={"N": "0"}, text={"S": "older"}))
+    redis_secure.admin().set(key, encode_l2_value(0, 1, older))
+    clock.advance(61)
+    counter.reset()
+    prompt = client.get_prompt("shared")
+    assert (prompt.version, prompt.text) == (1, "Hello {{name}} é 漢")
+    assert counter.keys == ["shared/CURRENT"]

@@ -1,0 +1,212 @@
+/**
+ * The conformance suite, Node side: the same JSON fixtures (test/conformance/fixtures) the Python client's tests
+ * run (python/tests/test_conformance.py), so the two clients cannot drift. A case marked `nodeDiffers` is a known
+ * divergence of the Node client, run as `test.failing` until the Node side is fixed (then remove the mark).
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { createClient } from 'redis';
+import { PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError } from '../../src/runtime';
+import { resolveOptions } from '../../src/runtime/options';
+import { promptFromItem } from '../../src/runtime/prompt';
+import {
+  bloomBuild, bloomIndexes, bloomMightContain, bloomParameters, canonicalJson, checksum, contentOf, isValidPromptId,
+} from '../../src/schema';
+import {
+  decodeL2Value, encodeL2Value, itemRevision, l2CatalogKey, l2EpochKey, l2ItemKey, l2KeyPattern, L2_PUT_IF_NEWER_SCRIPT,
+  L2_VALUE_TTL_SECONDS,
+} from '../../src/schema/l2';
+import { CallCounter } from '../support/call-counter';
+import { RedisServer, startRedisServer } from '../support/redis-server';
+import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
+
+const FIXTURES = path.join(__dirname, 'fixtures');
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const load = (name: string): any => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8'));
+
+/** `{ repeat, times }` → the repeated string; anything else as is. */
+function idOf(spec: unknown): unknown {
+  if (spec !== null && typeof spec === 'object' && 'repeat' in spec) {
+    const { repeat, times } = spec as { repeat: string; times: number };
+    return repeat.repeat(times);
+  }
+  return spec;
+}
+
+describe('prompt ids', () => {
+  for (const c of load('ids.json').cases) {
+    const run = c.nodeDiffers ? test.failing : test;
+    run(`${c.name}${c.nodeDiffers ? ` [nodeDiffers: ${c.nodeDiffers}]` : ''}`, () => {
+      expect(isValidPromptId(idOf(c.id))).toBe(c.valid);
+    });
+  }
+});
+
+describe('checksum', () => {
+  test.each(load('checksum.json').cases.map((c: { name: string }) => [c.name, c]))('%s', (_name, c: any) => {
+    expect(canonicalJson(contentOf(c.content))).toBe(c.canonical);
+    expect(checksum(c.content)).toBe(c.checksum);
+  });
+});
+
+describe('Bloom catalog, bit-exact', () => {
+  const f = load('bloom.json');
+  test.each(f.parameters.map((p: { count: number }) => [p.count, p]))('bloomParameters(%d)', (_n, p: any) => {
+    expect(bloomParameters(p.count)).toEqual({ bits: p.bits, hashes: p.hashes });
+  });
+  test.each(f.indexes.map((c: any) => [JSON.stringify(c.id).slice(0, 30), c.bits, c.hashes, c]))(
+    'bloomIndexes(%s, %d, %d)', (_id, _bits, _hashes, c: any) => {
+      expect(bloomIndexes(c.id, c.bits, c.hashes)).toEqual(c.indexes);
+    });
+  test.each(f.filters.map((c: any, i: number) => [i, c.ids.length, c]))('filter %d (%d ids): bytes and probes', (_i, _n, c: any) => {
+    expect(Buffer.from(bloomBuild(c.ids, c.bits, c.hashes)).toString('base64')).toBe(c.bloom);
+    const bytes = new Uint8Array(Buffer.from(c.bloom, 'base64'));
+    for (const [id, admitted] of Object.entries(c.probes)) {
+      expect([id, bloomMightContain(bytes, c.bits, c.hashes, id)]).toEqual([id, admitted]);
+    }
+  });
+});
+
+describe('options', () => {
+  for (const c of load('options.json').cases) {
+    test(c.name, () => {
+      if (c.error) {
+        expect(() => resolveOptions(c.options, c.env)).toThrow(c.error);
+        return;
+      }
+      expect(resolveOptions(c.options, c.env)).toMatchObject(c.expect);
+    });
+  }
+});
+
+describe('render', () => {
+  const meta = { prompt_id: 'render-case', version: 'CURRENT', version_number: 1, checksum: `sha256:${'0'.repeat(64)}` };
+  for (const c of load('render.json').cases) {
+    test(c.name, () => {
+      const prompt = promptFromItem({ ...c.content, ...meta });
+      if (c.error) {
+        let caught: unknown;
+        try {
+          prompt.render(c.variables);
+        } catch (err) {
+          caught = err;
+        }
+        expect(caught).toBeInstanceOf(PromptRenderError);
+        expect((caught as PromptRenderError).missingVariables).toEqual(c.error.missing);
+        expect((caught as Error).message).toBe(c.error.message);
+        return;
+      }
+      expect(prompt.render(c.variables)).toEqual(c.expected);
+    });
+  }
+});
+
+describe('items in the table, read through the real client', () => {
+  let ddb: DynamoDBClient;
+  let tableName: string;
+  const counter = new CallCounter();
+  const cases = load('items.json').cases;
+
+  beforeAll(async () => {
+    ddb = counter.attach(localDynamoDBClient());
+    tableName = await createServingTable(ddb, 'conformance');
+    for (const c of cases) {
+      for (const item of c.items) await ddb.send(new PutItemCommand({ TableName: tableName, Item: item }));
+    }
+  });
+  afterAll(async () => {
+    await deleteTable(ddb, tableName);
+    ddb.destroy();
+  });
+
+  for (const c of cases) {
+    test(c.name, async () => {
+      const client = new PromptClient({ tableName, dynamoDBClient: ddb });
+      const read = client.getPrompt(c.get.id, c.get.version === null ? undefined : { version: c.get.version });
+      if (c.notFound) {
+        await expect(read).rejects.toBeInstanceOf(PromptNotFoundError);
+        return;
+      }
+      if (c.storeError) {
+        await expect(read).rejects.toBeInstanceOf(PromptStoreError);
+        await expect(read).rejects.toThrow(c.storeError);
+        return;
+      }
+      const prompt = await read;
+      const e = c.expect;
+      expect({ id: prompt.id, version: prompt.version, checksum: prompt.checksum, templateType: prompt.templateType })
+        .toEqual({ id: e.id, version: e.version, checksum: e.checksum, templateType: e.templateType });
+      expect(prompt.inputVariables).toEqual(e.inputVariables);
+      if ('text' in e) expect(prompt.templateType === 'TEXT' && prompt.text).toBe(e.text);
+      if ('messages' in e) expect(prompt.templateType === 'CHAT' && prompt.messages).toEqual(e.messages);
+      if ('system' in e) expect(prompt.templateType === 'CHAT' && prompt.system).toEqual(e.system);
+      if ('modelId' in e) expect(prompt.modelId ?? null).toEqual(e.modelId);
+      if ('inferenceConfig' in e) expect(prompt.inferenceConfig ?? null).toEqual(e.inferenceConfig);
+      if ('content' in e) expect(prompt.content).toEqual(e.content);
+    });
+  }
+
+  test('invalid ids are not found without a remote call', async () => {
+    const client = new PromptClient({ tableName, dynamoDBClient: ddb });
+    counter.reset();
+    for (const c of load('ids.json').cases.filter((x: any) => !x.valid && !x.nodeDiffers)) {
+      await expect(client.getPrompt(idOf(c.id) as string)).rejects.toBeInstanceOf(PromptNotFoundError);
+    }
+    expect(counter.count('GetItem')).toBe(0);
+  });
+});
+
+describe('L2 wire contract (v2)', () => {
+  const f = load('l2.json');
+
+  test('keys, TTL, the ordering script and the value encoding', () => {
+    for (const k of f.keys) expect(l2ItemKey(k.table, k.promptId, k.sortKey)).toBe(k.key);
+    expect(l2CatalogKey(f.catalogKey.table)).toBe(f.catalogKey.key);
+    expect(l2EpochKey(f.epochKey.table)).toBe(f.epochKey.key);
+    expect(l2KeyPattern(f.keyPattern.table)).toBe(f.keyPattern.pattern);
+    expect(L2_VALUE_TTL_SECONDS).toBe(f.valueTtlSeconds);
+    expect(createHash('sha1').update(L2_PUT_IF_NEWER_SCRIPT).digest('hex')).toBe(f.scriptSha1);
+    for (const e of f.encode) expect(encodeL2Value({ revision: e.revision, fetchedAt: e.fetchedAt, item: e.item })).toBe(e.encoded);
+  });
+
+  test.each(f.decode.map((c: { name: string }) => [c.name, c]))('decode: %s', (_name, c: any) => {
+    const value = decodeL2Value(c.raw, c.promptId, c.nowMs);
+    if (c.expect === null) {
+      expect(value).toBeUndefined();
+    } else {
+      expect({ revision: value?.revision, fetchedAt: value?.fetchedAt }).toEqual(c.expect);
+    }
+  });
+
+  test.each(f.itemRevision.map((c: any) => [JSON.stringify(c.item.revision), c]))('itemRevision(%s)', (_r, c: any) => {
+    expect(itemRevision(c.item)).toBe(c.revision);
+  });
+
+  describe('ordering on a real redis-server', () => {
+    let server: RedisServer;
+    let redis: ReturnType<typeof createClient>;
+    beforeAll(async () => {
+      server = await startRedisServer();
+      redis = createClient({ url: server.url, socket: { reconnectStrategy: false } });
+      await redis.connect();
+    });
+    afterAll(async () => {
+      await redis.quit();
+      await server.stop();
+    });
+
+    test.each(f.ordering.map((c: { name: string }) => [c.name, c]))('%s', async (_name, c: any) => {
+      const key = l2ItemKey('ordering', c.name.replace(/ /g, '-'), 'CURRENT');
+      await redis.del(key);
+      if (c.initial !== null) await redis.set(key, c.initial);
+      for (const [revision, expected] of c.writes) {
+        const value = JSON.stringify({ revision, fetchedAt: 1, item: { prompt_id: { S: 'x' } } });
+        const written = await redis.eval(L2_PUT_IF_NEWER_SCRIPT, { keys: [key], arguments: [String(revision), value, '60'] });
+        expect([revision, written]).toEqual([revision, expected]);
+      }
+      expect(JSON.parse((await redis.get(key))!).revision).toBe(c.final);
+    });
+  });
+});
