@@ -158,6 +158,12 @@ const rosetta = project.addTask('rosetta:extract', {
 });
 project.postCompileTask.spawn(rosetta);
 
+// The Python distribution of the construct without PyPI: rosetta, pacmak --code-only, Debian's python3 -m build.
+project.addTask('package:python-offline', {
+  description: 'Build the construct\'s Python wheel offline (dist/python-wheel) with Debian\'s build tools',
+  exec: 'scripts/python-wheel.sh',
+});
+
 // The main job on a fresh machine: a local end-to-end run on embedded DynamoDB Local.
 project.addTask('demo', {
   description: 'End-to-end demo on DynamoDB Local and a simulated Bedrock (see README)',

@@ -125,9 +125,9 @@ test('ESM bundle (top-level await, as in the README) cold-starts and serves the 
 });
 
 test('CommonJS bundle (NodejsFunction\'s default format) cold-starts and serves the prompt', () => {
-  const source = readmeBlock('lambda/inference.ts');
+  const source = readmeBlock('lambda/inference.js');
   expect(source).not.toMatch(/^await /m);
-  const entry = path.join(work, 'inference.ts');
+  const entry = path.join(work, 'inference.js');
   fs.writeFileSync(entry, source);
   const asset = bundleWithNodejsFunction(entry, {});
   const bundle = fs.readFileSync(path.join(asset, 'index.js'), 'utf8');
