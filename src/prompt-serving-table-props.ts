@@ -2,6 +2,7 @@ import type { Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { PromptServingAlarmOptions } from './alarms';
 import type { PromptSource } from './prompt-source';
@@ -101,6 +102,14 @@ export interface PromptServingTableProps {
    * @default Size.mebibytes(512)
    */
   readonly syncMemorySize?: Size;
+
+  /**
+   * AWS X-Ray tracing of the sync function (its calls to the source and the table). `Tracing.ACTIVE` also
+   * grants the function `xray:PutTraceSegments` and `xray:PutTelemetryRecords`.
+   *
+   * @default lambda.Tracing.DISABLED
+   */
+  readonly syncTracing?: lambda.Tracing;
 
   /**
    * How long the sync function's logs (including every sync report) are kept.

@@ -3,6 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import { Tracing } from 'aws-cdk-lib/aws-lambda';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -183,6 +184,7 @@ export class PromptServingTable extends Construct implements IPromptServingTable
       logRetention: props.syncLogRetention ?? DEFAULT_SYNC_LOG_RETENTION,
       retryAttempts: syncRetryAttempts,
       deadLetterQueue: this.deadLetterQueue,
+      tracing: props.syncTracing ?? Tracing.DISABLED,
     });
     addSyncTriggers(this, {
       fn: this.syncFunction,
