@@ -54,7 +54,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
   devDeps: [
     '@aws-sdk/client-dynamodb@^3.1138.0',
     '@aws-sdk/client-bedrock-agent@^3.1138.0',
-    '@aws-sdk/util-dynamodb@^3.996.9', // attribute-value marshalling (src/ddb-codec.ts); optional dependency below
+    '@aws-sdk/util-dynamodb@^3.996.9', // Powertools DynamoDBProvider (benchmark peer); test/ddb-codec.test.ts compares
     '@aws-lambda-powertools/parameters@2.35.0',
     '@types/aws-lambda',
     'cdk-nag@3.0.2',
@@ -127,7 +127,6 @@ project.package.addField('typesVersions', {
 // installed by npm by default, already present in the Lambda Node.js runtime.
 project.package.addField('optionalDependencies', {
   '@aws-sdk/client-dynamodb': '^3.600.0',
-  '@aws-sdk/util-dynamodb': '^3.600.0',
 });
 
 // The sync handler's imports (Bedrock SDK, yaml) are bundled into its asset by esbuild, so they are build-time

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { fromItem } from '../ddb-codec';
 import { Attr, CATALOG_ID, CURRENT, PARTITION_KEY, SORT_KEY } from '../schema';
 import { SyncEngine, SyncReport } from '../sync/engine';
 import { DirectoryPromptSource, promptFiles } from '../sync/sources/directory';
@@ -33,7 +33,7 @@ export async function listPrompts(client: DynamoDBClient, tableName: string): Pr
   });
   for await (const page of pages) {
     for (const item of page.Items ?? []) {
-      const row = unmarshall(item);
+      const row = fromItem(item);
       rows.push({
         promptId: String(row[PARTITION_KEY]),
         versionNumber: Number(row[Attr.versionNumber]),
