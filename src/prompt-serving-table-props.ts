@@ -51,6 +51,19 @@ export interface PromptServingTableProps {
   readonly removalPolicy?: RemovalPolicy;
 
   /**
+   * Regions to keep a replica of the serving table in (a DynamoDB global table; the stack's Region holds the
+   * primary). Readers in a replica Region read their local replica with the same client and table name: import
+   * the table there by name (fix `tableName` for that) and add readers to it. The sync runs in the stack's
+   * Region and writes there; DynamoDB replicates each write, usually within a second. Replicas turn on the
+   * table's stream (new and old images), which replication uses.
+   *
+   * Needs a stack with an explicit Region, and the AWS owned key (not `encryptionKey`).
+   *
+   * @default - no replicas: the table lives in the stack's Region only
+   */
+  readonly replicaRegions?: string[];
+
+  /**
    * A customer managed KMS key to encrypt the table with. Readers then also need `kms:Decrypt` on it, which
    * `grantRead` adds. Needs a stack with an explicit region (DynamoDB global tables name the key per Region).
    *

@@ -10,6 +10,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ACTIVATE_DATA_ACTIONS, KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, READ_DATA_ACTIONS } from './perms';
 import { ImportedPromptServingTable } from './private/imported-table';
+import { replicaTables } from './private/replicas';
 import { createServingAlarms } from './private/serving-alarms';
 import { createServingDashboard } from './private/serving-dashboard';
 import { createDeadLetterQueue, createSyncFunction } from './private/sync-runtime';
@@ -167,6 +168,7 @@ export class PromptServingTable extends Construct implements IPromptServingTable
       deletionProtection,
       removalPolicy,
       encryption: props.encryptionKey ? dynamodb.TableEncryptionV2.customerManagedKey(props.encryptionKey) : undefined,
+      replicas: replicaTables(this, props.replicaRegions, props.encryptionKey),
     });
 
     this.tableName = this.table.tableName;
