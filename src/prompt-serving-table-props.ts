@@ -9,7 +9,7 @@ import type { PromptSource } from './prompt-source';
 
 /** Properties of a `PromptServingTable`. */
 export interface PromptServingTableProps {
-  /** Where the prompts come from: `PromptSource.bedrock()` or `PromptSource.fromDirectory(path)`. */
+  /** Where the prompts come from: Amazon Bedrock Prompt Management or a directory of prompt files (see `PromptSource`). */
   readonly source: PromptSource;
 
   /**

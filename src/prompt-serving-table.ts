@@ -209,10 +209,16 @@ export class PromptServingTable extends Construct implements IPromptServingTable
   /**
    * Permits `grantee` to read prompts: `dynamodb:GetItem`, `dynamodb:BatchGetItem` and `dynamodb:Query` on
    * the table (no `Scan`, no indexes, no streams), plus `kms:Decrypt` on `encryptionKey` when the table has a
-   * customer managed key. IAM only: it sets no environment variable (see `addReader`).
+   * customer managed key. IAM only: it sets no environment variable (adding a reader does both). With prompt
+   * ids, the table actions carry a `dynamodb:LeadingKeys` condition (see the grant options).
    *
-   * With `promptIds`, the table actions carry a `dynamodb:LeadingKeys` condition (see
-   * `PromptServingGrantReadOptions`).
+   * @example
+   * import * as iam from 'aws-cdk-lib/aws-iam';
+   * import { PromptServingTable, PromptSource } from 'cdk-prompt-serving';
+   *
+   * declare const role: iam.IRole;
+   * const prompts = new PromptServingTable(this, 'Prompts', { source: PromptSource.bedrock() });
+   * prompts.grantRead(role, { promptIds: ['summarize'] });
    */
   public grantRead(grantee: iam.IGrantable, options: PromptServingGrantReadOptions = {}): iam.Grant {
     return grantOnTable(grantee, this.table, READ_DATA_ACTIONS, KEY_READ_ACTIONS, readConditions(options.promptIds));

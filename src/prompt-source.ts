@@ -59,7 +59,7 @@ export interface BedrockPromptSourceOptions {
   readonly maxRequestsPerSecond?: number;
 }
 
-/** Options for `PromptSource.fromDirectory()`. */
+/** Options for a prompts-as-code directory source. */
 export interface DirectoryPromptSourceOptions {
   /**
    * Whether the app may deploy while some prompt files cannot be synced (they do not parse, break the wire
@@ -147,7 +147,15 @@ export abstract class PromptSource {
    * `README.md` and files and folders whose names start with `.` or `_` are skipped. They ship to the sync
    * function as a Lambda layer (at `/opt/prompts`); every deploy that changes a prompt file re-syncs the
    * directory, and unchanged prompts are not rewritten. Checked at synth: the directory must exist and hold at
-   * least one prompt file, and every prompt file must be one the sync can serve (see `allowInvalidPromptFiles`).
+   * least one prompt file, and every prompt file must be one the sync can serve (the options can allow invalid
+   * files instead).
+   *
+   * @example
+   * import { PromptServingTable, PromptSource } from 'cdk-prompt-serving';
+   *
+   * new PromptServingTable(this, 'Prompts', {
+   *   source: PromptSource.fromDirectory('prompts', { allowInvalidPromptFiles: false }),
+   * });
    *
    * @param path the folder holding the prompt files; a relative path starts at the CDK app's working directory
    * @param options what to do with prompt files that cannot be synced
