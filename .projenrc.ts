@@ -29,6 +29,11 @@ const project = new awscdk.AwsCdkConstructLibrary({
   // Maven Central from GitHub Actions with trusted publishing (OIDC) where the registry supports it.
   release: true,
   releaseToNpm: true,
+  // The release build runs the tests, which start redis-server (GitHub's runners have Java for DynamoDB Local).
+  releaseWorkflowSetupSteps: [{
+    name: 'Install redis-server',
+    run: 'sudo apt-get update -qq && sudo apt-get install -y -qq redis-server',
+  }],
   npmTrustedPublishing: true,
   publishToPypi: {
     distName: 'cdk-prompt-serving',
