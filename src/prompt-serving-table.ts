@@ -110,7 +110,10 @@ export class PromptServingTable extends Construct implements IPromptServingTable
   /** The function that copies prompts from the source into the table. */
   public readonly syncFunction: lambda.Function;
 
-  /** Where sync events go after every retry failed: the sync function's and its EventBridge targets'. */
+  /**
+   * Where sync events go after every retry failed: the sync function's (as Lambda on-failure destination
+   * records, holding the event and the error) and its EventBridge targets'.
+   */
   public readonly deadLetterQueue: sqs.IQueue;
 
   /** The alarms this construct created (none when `createAlarms` is false). */
