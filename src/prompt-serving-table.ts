@@ -1,7 +1,9 @@
-import { Duration, RemovalPolicy, Size, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import { Tracing } from 'aws-cdk-lib/aws-lambda';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -12,11 +14,13 @@ import * as cacheMetrics from './cache/cache-metrics';
 import { cacheStreamViewType, type CacheTier, createCacheTier } from './cache/cache-tier';
 import { addCacheReader } from './cache/reader';
 import { ACTIVATE_DATA_ACTIONS, KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, READ_DATA_ACTIONS } from './perms';
-import { invalidProp } from './private/errors';
+import { ImportedPromptServingTable } from './private/imported-table';
+import { replicaTables } from './private/replicas';
 import { createServingAlarms } from './private/serving-alarms';
 import { createServingDashboard, DASHBOARD_WIDGET_HEIGHT, DASHBOARD_WIDGET_WIDTH } from './private/serving-dashboard';
 import { createDeadLetterQueue, createSyncFunction } from './private/sync-runtime';
 import { addSyncTriggers } from './private/sync-triggers';
+import { grantOnTable, readConditions } from './private/table-grants';
 import {
   validateDashboardProps,
   validateEncryptionKey,
@@ -30,7 +34,8 @@ import {
 } from './private/validate-props';
 import type { IPromptServingCache } from './prompt-cache';
 import type { PromptServingTableProps } from './prompt-serving-table-props';
-import { CATALOG_ID, DEFAULT_METRICS_NAMESPACE, Env, isValidPromptId, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
+import type { IPromptServingTable, PromptServingTableAttributes } from './prompt-serving-table-ref';
+import { DEFAULT_METRICS_NAMESPACE, Env, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
 
 const DEFAULT_SYNC_SCHEDULE = Duration.minutes(15);
 const DEFAULT_SYNC_TIMEOUT = Duration.minutes(10);
@@ -67,14 +72,54 @@ export interface PromptServingGrantReadOptions {
  * Reads go to the table instead of the prompt-management API, so they scale with DynamoDB rather than with
  * Bedrock's 10 requests per second per account. The sync writes only prompts whose content changed.
  */
-export class PromptServingTable extends Construct {
+export class PromptServingTable extends Construct implements IPromptServingTable {
+  /**
+   * A serving table made by another stack or app in this account and Region, found by name: readers can be
+   * granted access and added, and nothing is created for the table itself.
+   *
+   * @example
+   * import * as lambda from 'aws-cdk-lib/aws-lambda';
+   * import { PromptServingTable } from 'cdk-prompt-serving';
+   *
+   * declare const fn: lambda.Function;
+   * const prompts = PromptServingTable.fromTableName(this, 'Prompts', 'prompts-prod');
+   * prompts.addReader(fn);
+   */
+  public static fromTableName(scope: Construct, id: string, tableName: string): IPromptServingTable {
+    return new ImportedPromptServingTable(scope, id, { tableName });
+  }
+
+  /**
+   * A serving table made by another stack, app or account, found by its name or ARN (and its key, if it has a
+   * customer managed one): readers can be granted access and added, and nothing is created for the table.
+   *
+   * @example
+   * import * as kms from 'aws-cdk-lib/aws-kms';
+   * import * as lambda from 'aws-cdk-lib/aws-lambda';
+   * import { PromptServingTable } from 'cdk-prompt-serving';
+   *
+   * declare const fn: lambda.Function;
+   * declare const key: kms.IKey;
+   * const prompts = PromptServingTable.fromTableAttributes(this, 'Prompts', {
+   *   tableArn: 'arn:aws:dynamodb:eu-west-1:111122223333:table/prompts-prod',
+   *   encryptionKey: key,
+   * });
+   * prompts.addReader(fn);
+   */
+  public static fromTableAttributes(scope: Construct, id: string, attrs: PromptServingTableAttributes): IPromptServingTable {
+    return new ImportedPromptServingTable(scope, id, attrs);
+  }
+
   /** The serving table: partition key `prompt_id`, sort key `version` (both strings). */
   public readonly table: dynamodb.TableV2;
 
   /** The function that copies prompts from the source into the table. */
   public readonly syncFunction: lambda.Function;
 
-  /** Where sync events go after every retry failed: the sync function's and its EventBridge targets'. */
+  /**
+   * Where sync events go after every retry failed: the sync function's (as Lambda on-failure destination
+   * records, holding the event and the error) and its EventBridge targets'.
+   */
   public readonly deadLetterQueue: sqs.IQueue;
 
   /** The alarms this construct created (none when `createAlarms` is false). */
@@ -91,6 +136,15 @@ export class PromptServingTable extends Construct {
 
   /** Where the positions of stream batches the invalidation function failed on go, when `cache` is set. */
   public readonly invalidationDeadLetterQueue?: sqs.IQueue;
+
+  /** The name of the serving table. */
+  public readonly tableName: string;
+
+  /** The ARN of the serving table. */
+  public readonly tableArn: string;
+
+  /** The table's customer managed key, when it has one. */
+  public readonly encryptionKey?: kms.IKey;
 
   private readonly metricsNamespace: string;
   private readonly cacheTier?: CacheTier;
@@ -133,7 +187,8 @@ export class PromptServingTable extends Construct {
       deletionProtection,
       removalPolicy,
       encryption: props.encryptionKey ? dynamodb.TableEncryptionV2.customerManagedKey(props.encryptionKey) : undefined,
-      dynamoStream: cacheStreamViewType(props.cache !== undefined),
+      replicas: replicaTables(this, props.replicaRegions, props.encryptionKey),
+      dynamoStream: cacheStreamViewType(props.cache !== undefined, (props.replicaRegions?.length ?? 0) > 0),
     });
     if (props.cache) {
       this.cacheTier = createCacheTier(this, props.cache, this.table);
@@ -141,6 +196,10 @@ export class PromptServingTable extends Construct {
       this.invalidationFunction = this.cacheTier.invalidationFunction;
       this.invalidationDeadLetterQueue = this.cacheTier.invalidationDeadLetterQueue;
     }
+
+    this.tableName = this.table.tableName;
+    this.tableArn = this.table.tableArn;
+    this.encryptionKey = props.encryptionKey;
 
     this.deadLetterQueue = createDeadLetterQueue(this);
     this.syncFunction = createSyncFunction(this, {
@@ -153,6 +212,7 @@ export class PromptServingTable extends Construct {
       logRetention: props.syncLogRetention ?? DEFAULT_SYNC_LOG_RETENTION,
       retryAttempts: syncRetryAttempts,
       deadLetterQueue: this.deadLetterQueue,
+      tracing: props.syncTracing ?? Tracing.DISABLED,
     });
     addSyncTriggers(this, {
       fn: this.syncFunction,
@@ -188,16 +248,19 @@ export class PromptServingTable extends Construct {
   /**
    * Permits `grantee` to read prompts: `dynamodb:GetItem`, `dynamodb:BatchGetItem` and `dynamodb:Query` on
    * the table (no `Scan`, no indexes, no streams), plus `kms:Decrypt` on `encryptionKey` when the table has a
-   * customer managed key. IAM only: it sets no environment variable (see `addReader`).
+   * customer managed key. IAM only: it sets no environment variable (adding a reader does both). With prompt
+   * ids, the table actions carry a `dynamodb:LeadingKeys` condition (see the grant options).
    *
-   * With `promptIds`, the table actions carry a `dynamodb:LeadingKeys` condition (see
-   * `PromptServingGrantReadOptions`).
+   * @example
+   * import * as iam from 'aws-cdk-lib/aws-iam';
+   * import { PromptServingTable, PromptSource } from 'cdk-prompt-serving';
+   *
+   * declare const role: iam.IRole;
+   * const prompts = new PromptServingTable(this, 'Prompts', { source: PromptSource.bedrock() });
+   * prompts.grantRead(role, { promptIds: ['summarize'] });
    */
   public grantRead(grantee: iam.IGrantable, options: PromptServingGrantReadOptions = {}): iam.Grant {
-    const conditions = options.promptIds
-      ? { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...scopedPromptIds(options.promptIds), CATALOG_ID] } }
-      : undefined;
-    return this.grantOnTable(grantee, READ_DATA_ACTIONS, KEY_READ_ACTIONS, conditions);
+    return grantOnTable(grantee, this.table, READ_DATA_ACTIONS, KEY_READ_ACTIONS, readConditions(options.promptIds));
   }
 
   /**
@@ -207,18 +270,32 @@ export class PromptServingTable extends Construct {
    * managed key. `PutItem` cannot be limited to pointer items by IAM: grant it to operators, not to readers.
    */
   public grantActivate(grantee: iam.IGrantable): iam.Grant {
-    return this.grantOnTable(grantee, ACTIVATE_DATA_ACTIONS, KEY_WRITE_ACTIONS);
+    return grantOnTable(grantee, this.table, ACTIVATE_DATA_ACTIONS, KEY_WRITE_ACTIONS);
   }
 
   /**
-   * Makes `fn` a reader in one call: sets its `PROMPT_SERVING_TABLE_NAME` environment variable (which the
-   * runtime client reads) and calls `grantRead(fn, options)`.
+   * Makes a function a reader in one call: sets its `PROMPT_SERVING_TABLE_NAME` environment variable (which
+   * the runtime client reads) and grants read access as the read grant does. Any Lambda function works,
+   * `NodejsFunction` included (it bundles the runtime client into the function).
    *
    * With a `cache`, `fn` must be in the cache's VPC (a synth-time error otherwise); it also opens the cache's
    * ports (TCP 6379-6380 for a serverless cache) from `fn`'s security groups, grants `elasticache:Connect` on the
    * cache and its reader user, and sets the cache environment (`PROMPT_SERVING_CACHE_ENDPOINT`, `_TLS`, `_AUTH`,
    * `_USER`, `_NAME`, `_RESOURCE_TYPE`, `_CLUSTER`), which turns the runtime client's L2 on. `fn` then also needs
    * a route to DynamoDB: a gateway endpoint (`dynamoDbGatewayEndpoint: true` on the cache) or a NAT gateway.
+   *
+   * @example
+   * import * as lambda from 'aws-cdk-lib/aws-lambda';
+   * import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+   * import { PromptServingTable, PromptSource } from 'cdk-prompt-serving';
+   *
+   * const prompts = new PromptServingTable(this, 'Prompts', { source: PromptSource.fromDirectory('prompts') });
+   * const fn = new nodejs.NodejsFunction(this, 'Inference', {
+   *   entry: 'lambda/inference.mjs',
+   *   runtime: lambda.Runtime.NODEJS_22_X,
+   *   bundling: { format: nodejs.OutputFormat.ESM },
+   * });
+   * prompts.addReader(fn);
    */
   public addReader(fn: lambda.Function, options: PromptServingGrantReadOptions = {}): iam.Grant {
     // The cache part first: it checks that `fn` can reach the cache before anything is changed.
@@ -347,24 +424,6 @@ export class PromptServingTable extends Construct {
     return this.deadLetterQueue.metricApproximateNumberOfMessagesVisible(props);
   }
 
-  private grantOnTable(
-    grantee: iam.IGrantable,
-    tableActions: string[],
-    keyActions: string[],
-    conditions?: Record<string, Record<string, unknown>>,
-  ): iam.Grant {
-    const grant = iam.Grant.addToPrincipalOrResource({
-      grantee,
-      actions: tableActions,
-      resourceArns: [this.table.tableArn],
-      resource: this.table,
-      resourceSelfArns: ['*'],
-      conditions,
-    });
-    const keyGrant = this.table.encryptionKey?.grant(grantee, ...keyActions);
-    return keyGrant ? grant.combine(keyGrant) : grant;
-  }
-
   private sumForOperations(metricName: string, operations: dynamodb.Operation[], props?: cloudwatch.MetricOptions): cloudwatch.IMetric {
     const usingMetrics: Record<string, cloudwatch.IMetric> = {};
     for (const operation of operations) {
@@ -392,22 +451,4 @@ export class PromptServingTable extends Construct {
       ...props,
     });
   }
-}
-
-/** The ids of a scoped read grant: validated, deduplicated; the catalog item is added by the caller. */
-function scopedPromptIds(promptIds: string[]): string[] {
-  if (Token.isUnresolved(promptIds)) {
-    throw invalidProp('promptIds', 'be a list written in the app, so the catalog id can be added to it', promptIds,
-      'Its entries may be tokens');
-  }
-  if (promptIds.length === 0) {
-    throw invalidProp('promptIds', 'list at least one prompt id', promptIds, 'Omit `promptIds` to grant every prompt');
-  }
-  for (const id of promptIds) {
-    if (!Token.isUnresolved(id) && !isValidPromptId(id)) {
-      throw invalidProp('promptIds', 'hold prompt ids (1 to 1,024 characters, not starting with \'#\')', id,
-        `The catalog item ${CATALOG_ID} is always included`);
-    }
-  }
-  return [...new Set(promptIds)];
 }

@@ -1,5 +1,5 @@
 import { resolve as resolvePath } from 'node:path';
-import { ArnFormat, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Stack, Token } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -14,6 +14,7 @@ import {
   PROMPTS_MOUNT_PATH,
   validatePromptDirectory,
 } from './private/prompt-directory';
+import { ALLOW_INVALID_PROP, checkPromptDirectoryAtSynth } from './private/prompt-file-check';
 import { BEDROCK_PROMPT_ID, BEDROCK_PROMPT_QUOTA_PER_SECOND, DEFAULT_SOURCE_REQUESTS_PER_SECOND, PROMPT_CHANGE_EVENT_NAMES } from './schema';
 
 
@@ -56,6 +57,21 @@ export interface BedrockPromptSourceOptions {
    * @default 5
    */
   readonly maxRequestsPerSecond?: number;
+}
+
+/** Options for a prompts-as-code directory source. */
+export interface DirectoryPromptSourceOptions {
+  /**
+   * Whether the app may deploy while some prompt files cannot be synced (they do not parse, break the wire
+   * contract, reuse another file's prompt id, or exceed DynamoDB's item size).
+   *
+   * By default such a file fails synthesis, naming the file and the reason. When true, each one becomes a
+   * warning instead; the other prompts deploy, and every sync reports the bad files as failed prompts (the
+   * failed-prompts alarm fires) while readers keep getting their last good version.
+   *
+   * @default false
+   */
+  readonly allowInvalidPromptFiles?: boolean;
 }
 
 /**
@@ -131,17 +147,31 @@ export abstract class PromptSource {
    * `README.md` and files and folders whose names start with `.` or `_` are skipped. They ship to the sync
    * function as a Lambda layer (at `/opt/prompts`); every deploy that changes a prompt file re-syncs the
    * directory, and unchanged prompts are not rewritten. Checked at synth: the directory must exist and hold at
-   * least one prompt file.
+   * least one prompt file, and every prompt file must be one the sync can serve (the options can allow invalid
+   * files instead).
+   *
+   * @example
+   * import { PromptServingTable, PromptSource } from 'cdk-prompt-serving';
+   *
+   * new PromptServingTable(this, 'Prompts', {
+   *   source: PromptSource.fromDirectory('prompts', { allowInvalidPromptFiles: false }),
+   * });
    *
    * @param path the folder holding the prompt files; a relative path starts at the CDK app's working directory
+   * @param options what to do with prompt files that cannot be synced
    */
-  public static fromDirectory(path: string): PromptSource {
+  public static fromDirectory(path: string, options: DirectoryPromptSourceOptions = {}): PromptSource {
     const resolved = resolvePath(path);
     validatePromptDirectory(resolved);
+    const problems = checkPromptDirectoryAtSynth(resolved, options.allowInvalidPromptFiles ?? false);
     const fingerprint = fingerprintPromptDirectory(resolved);
 
     return new (class extends PromptSource {
       public _bind(scope: Construct): BoundPromptSource {
+        for (const problem of problems) {
+          Annotations.of(scope).addWarningV2('cdk-prompt-serving:invalidPromptFile',
+            `${problem} (deployed anyway: \`${ALLOW_INVALID_PROP}\` is true; each sync reports this file as a failed prompt)`);
+        }
         const layer = new lambda.LayerVersion(scope, 'PromptsLayer', {
           code: promptLayerCode(resolved, fingerprint),
           description: 'Prompts-as-code synced into the serving table',

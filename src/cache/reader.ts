@@ -31,7 +31,9 @@ export function cacheEnvironment(cache: IPromptServingCache, userId: string, tab
  */
 export function addCacheReader(fn: lambda.Function, cache: IPromptServingCache, tableName: string): iam.Grant {
   validateReaderInVpc(fn, cache);
-  cache.connections.allowDefaultPortFrom(fn, `Prompt cache reader ${fn.node.path}`);
+  // From the reader's side: for a reader in another stack CDK then places the ingress rule in the reader's stack,
+  // so the cache's stack never references the reader (no dependency cycle); in one stack the template is the same.
+  fn.connections.allowToDefaultPort(cache, `Prompt cache reader ${fn.node.path}`);
   for (const [name, value] of Object.entries(cacheEnvironment(cache, cache.readerUserId, tableName))) {
     fn.addEnvironment(name, value);
   }

@@ -1,6 +1,9 @@
 /** What the CLI prints: one-line results, a version table, JSON. */
+import type { PromptListing, ValidationResult } from './commands';
+import { printable } from './terminal';
 import type { ActivationResult, PromptHistory } from '../admin';
 import { STATUS_DELETED } from '../schema';
+import type { SyncReport } from '../sync/engine';
 
 /** Hex digits of a checksum the version table shows (`--json` prints whole checksums). */
 const SHORT_CHECKSUM_HEX_DIGITS = 12;
@@ -10,14 +13,16 @@ const CURRENT_MARK = '*';
 const COLUMN_GAP = '  ';
 
 export function formatActivation(result: ActivationResult): string {
-  const { promptId, versionNumber, previousVersionNumber, latestVersionNumber } = result;
+  const { versionNumber, previousVersionNumber, latestVersionNumber } = result;
+  const promptId = printable(result.promptId);
   if (!result.changed) return `Version ${versionNumber} of prompt '${promptId}' is already current; nothing was written.\n`;
   return `Activated version ${versionNumber} of prompt '${promptId}' `
     + `(replacing version ${previousVersionNumber}; the latest version is ${latestVersionNumber}).\n`;
 }
 
 export function formatHistory(history: PromptHistory): string {
-  const { promptId, currentVersionNumber, latestVersionNumber, activatedAt, activatedBy } = history;
+  const { currentVersionNumber, latestVersionNumber } = history;
+  const [promptId, activatedAt, activatedBy] = [history.promptId, history.activatedAt, history.activatedBy].map((v) => v && printable(v));
   const serving = history.status === STATUS_DELETED
     ? `DELETED at the source, served to nobody (CURRENT copies version ${currentVersionNumber})`
     : `serving version ${currentVersionNumber}`;
@@ -26,7 +31,7 @@ export function formatHistory(history: PromptHistory): string {
     ['', 'VERSION', 'CHECKSUM', 'SOURCE VERSION', 'SYNCED AT'],
     ...history.versions.map((v) => [
       v.current ? CURRENT_MARK : '', String(v.versionNumber), shortChecksum(v.checksum), v.sourceVersion, v.syncedAt,
-    ]),
+    ].map(printable)),
   ];
   return [
     `Prompt '${promptId}': ${serving}${activated}; latest version ${latestVersionNumber}.`,
@@ -37,6 +42,39 @@ export function formatHistory(history: PromptHistory): string {
 
 export function toJson(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n';
+}
+
+/** JSON with every object's keys in sorted order, so the same item always prints the same way (`get`). */
+export function toSortedJson(value: unknown): string {
+  return toJson(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return value;
+  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+}
+
+export function formatListing(rows: readonly PromptListing[]): string {
+  if (rows.length === 0) return 'No prompts in this table.\n';
+  return alignColumns([
+    ['PROMPT', 'VERSION', 'STATUS', 'SYNCED AT'],
+    ...rows.map((r) => [r.promptId, String(r.versionNumber), r.status, r.syncedAt].map(printable)),
+  ]).join('\n') + '\n';
+}
+
+export function formatSyncReport(report: SyncReport): string {
+  const lines = [
+    `Synced ${report.scanned} prompt(s): ${report.written} written, ${report.unchanged} unchanged, `
+      + `${report.deleted} marked deleted, ${report.failed} failed${report.complete ? '' : ' (incomplete: deletions were not checked)'}.`,
+    ...report.failures.map((f) => `failed: ${printable(f.id)}: ${printable(f.reason)}`),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+export function formatValidation(directory: string, result: ValidationResult): string {
+  if (result.problems.length === 0) return `${printable(directory)}: ${result.files} prompt file(s), all valid.\n`;
+  return result.problems.map((line) => printable(line) + '\n').join('');
 }
 
 function shortChecksum(checksum: string): string {

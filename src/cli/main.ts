@@ -1,11 +1,14 @@
 /**
- * The `cdk-prompt-serving` command: `activate`, `list-versions` and `get` on a serving table (see `USAGE`).
+ * The `cdk-prompt-serving` command: `activate`, `list-versions`, `get`, `list` and `sync` on a serving table, and
+ * `validate` of a prompts-as-code directory (see `USAGE`).
  * `main` takes its output streams as arguments and returns the exit code, so it runs in-process in tests.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptAdmin } from '../admin';
 import { Invocation, UsageError, parseInvocation } from './args';
-import { formatActivation, formatHistory, toJson } from './format';
+import { listPrompts, syncDirectory, validateDirectory } from './commands';
+import { formatActivation, formatHistory, formatListing, formatSyncReport, formatValidation, toJson, toSortedJson } from './format';
+import { printable, printableBlock } from './terminal';
 import { USAGE } from './usage';
 
 export const ExitCode = {
@@ -47,19 +50,42 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     io.stdout.write(USAGE);
     return ExitCode.ok;
   }
+  if (invocation.command === 'validate') {
+    const result = await validateDirectory(invocation.directory);
+    (result.problems.length > 0 ? io.stderr : io.stdout).write(formatValidation(invocation.directory, result));
+    return result.problems.length > 0 ? ExitCode.failed : ExitCode.ok;
+  }
   const client = new DynamoDBClient({});
   try {
-    io.stdout.write(await run(invocation, new PromptAdmin({ tableName: invocation.table, dynamoDBClient: client })));
-    return ExitCode.ok;
+    const { text, ok } = await run(invocation, client);
+    io.stdout.write(printableBlock(text));
+    return ok ? ExitCode.ok : ExitCode.failed;
   } catch (err) {
-    io.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.stderr.write(`error: ${printable(err instanceof Error ? err.message : String(err))}\n`);
     return ExitCode.failed;
   } finally {
     client.destroy();
   }
 }
 
-async function run(invocation: Exclude<Invocation, { command: 'help' }>, admin: PromptAdmin): Promise<string> {
+type TableInvocation = Exclude<Invocation, { command: 'help' | 'validate' }>;
+
+async function run(invocation: TableInvocation, client: DynamoDBClient): Promise<{ text: string; ok: boolean }> {
+  switch (invocation.command) {
+    case 'list': {
+      const rows = await listPrompts(client, invocation.table);
+      return { text: invocation.json ? toJson(rows) : formatListing(rows), ok: true };
+    }
+    case 'sync': {
+      const report = await syncDirectory(client, invocation.table, invocation.directory);
+      return { text: formatSyncReport(report), ok: report.failed === 0 && report.complete };
+    }
+    default:
+      return { text: await runAdmin(invocation, new PromptAdmin({ tableName: invocation.table, dynamoDBClient: client })), ok: true };
+  }
+}
+
+async function runAdmin(invocation: Extract<TableInvocation, { prompt: string }>, admin: PromptAdmin): Promise<string> {
   switch (invocation.command) {
     case 'activate':
       return formatActivation(await admin.activate(invocation.prompt, invocation.version, { activatedBy: invocation.by }));
@@ -68,6 +94,6 @@ async function run(invocation: Exclude<Invocation, { command: 'help' }>, admin: 
       return invocation.json ? toJson(history) : formatHistory(history);
     }
     case 'get':
-      return toJson(await admin.get(invocation.prompt, { version: invocation.version }));
+      return toSortedJson(await admin.get(invocation.prompt, { version: invocation.version }));
   }
 }

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { main } from '../../src/cli/main';
+import { localEndpoint } from '../support/table';
 
 const BIN = path.join(__dirname, '../../src/cli/index.ts');
 
@@ -31,5 +32,18 @@ export function bin(...argv: string[]): Promise<Run> {
     child.stderr.on('data', (d: Buffer) => { run.stderr += d.toString(); });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, ...run }));
+  });
+}
+
+/** The CLI finds DynamoDB Local the way it finds any endpoint: through the standard AWS environment. */
+const ENDPOINT_VARIABLE = 'AWS_ENDPOINT_URL_DYNAMODB';
+
+/** Points the CLI at DynamoDB Local for the tests of the calling file. */
+export function useLocalEndpoint(): void {
+  beforeAll(() => {
+    process.env[ENDPOINT_VARIABLE] = localEndpoint();
+  });
+  afterAll(() => {
+    delete process.env[ENDPOINT_VARIABLE];
   });
 }

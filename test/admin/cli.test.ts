@@ -1,22 +1,11 @@
 import { unlinkSync } from 'node:fs';
 import * as path from 'node:path';
-import { bin, cli } from './cli-runner';
+import { bin, cli, useLocalEndpoint } from './cli-runner';
 import { fullSync, readCurrent, syncVersions, useServingTable, versionItems } from './fixture';
 import { ExitCode } from '../../src/cli/main';
-import { localEndpoint } from '../support/table';
 
 const fx = useServingTable();
-
-/** The CLI finds DynamoDB Local the way it finds any endpoint: through the standard AWS environment. */
-const ENDPOINT_VARIABLE = 'AWS_ENDPOINT_URL_DYNAMODB';
-
-beforeAll(() => {
-  process.env[ENDPOINT_VARIABLE] = localEndpoint();
-});
-
-afterAll(() => {
-  delete process.env[ENDPOINT_VARIABLE];
-});
+useLocalEndpoint();
 
 describe('cdk-prompt-serving command line', () => {
   test('activate rolls a prompt back, records who did it, and says what it replaced', async () => {

@@ -1,9 +1,10 @@
 import { Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { logicalId, newCachedTable, newCacheStack, newFunction } from './cache-util';
 import { newServingTable } from './util';
+import { PromptServingTable } from '../../src';
 
 describe('addReader with a cache', () => {
   test('opens 6379-6380 from the reader\'s security group to the cache\'s', () => {
@@ -135,5 +136,46 @@ describe('addReader with a cache', () => {
     newCachedTable(stack, vpc);
     // THEN
     Template.fromStack(stack).resourceCountIs('AWS::EC2::VPCEndpoint', 0);
+  });
+});
+
+describe('addReader on an imported table with the owner\'s cache', () => {
+  test('a reader in another stack gets the same cache grant, ports and environment as on the owning table', () => {
+    // GIVEN a cached table in one stack and an import of it, with its cache, in another stack of the app
+    const { app, stack, vpc } = newCacheStack();
+    const prompts = newCachedTable(stack, vpc);
+    const readers = new Stack(app, 'Readers', { env: { account: '123456789012', region: 'eu-west-1' } });
+    const fn = newFunction(readers, 'Reader', vpc);
+    const imported = PromptServingTable.fromTableAttributes(readers, 'Prompts', { tableName: prompts.tableName, cache: prompts.cache });
+    // WHEN
+    imported.addReader(fn);
+    // THEN exactly elasticache:Connect on the cache and reader user, beside the table read
+    const template = Template.fromStack(readers);
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p: any) => p.Properties.PolicyDocument.Statement);
+    expect(statements.map((s: any) => s.Action)).toEqual(['elasticache:Connect', ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query']]);
+    expect(statements[0].Resource).toHaveLength(2);
+    // AND the cache's ports are opened to it, by an ingress rule on the cache's group that lives in the reader's
+    // stack (so the cache's stack does not depend on its readers: no cycle)
+    template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+      IpProtocol: 'tcp', FromPort: 6379, ToPort: 6380, GroupId: { 'Fn::ImportValue': Match.stringLikeRegexp('CacheSecurityGroup') },
+    });
+    const ownerIngress = Template.fromStack(stack).findResources('AWS::EC2::SecurityGroupIngress', { Properties: { FromPort: 6379 } });
+    expect(Object.values(ownerIngress).map((r: any) => r.Properties.Description)).toEqual(['Prompt cache invalidation function']);
+    // AND the cache environment is set, the L2 turned on by the endpoint
+    const env = Object.values(template.findResources('AWS::Lambda::Function'))[0].Properties.Environment.Variables;
+    expect(Object.keys(env).sort()).toEqual([
+      'PROMPT_SERVING_CACHE_AUTH', 'PROMPT_SERVING_CACHE_CLUSTER', 'PROMPT_SERVING_CACHE_ENDPOINT', 'PROMPT_SERVING_CACHE_NAME',
+      'PROMPT_SERVING_CACHE_RESOURCE_TYPE', 'PROMPT_SERVING_CACHE_TLS', 'PROMPT_SERVING_CACHE_USER', 'PROMPT_SERVING_TABLE_NAME',
+    ]);
+  });
+
+  test('an imported table with a cache rejects a reader outside the cache\'s VPC', () => {
+    // GIVEN
+    const { app, stack, vpc } = newCacheStack();
+    const prompts = newCachedTable(stack, vpc);
+    const readers = new Stack(app, 'Readers', { env: { account: '123456789012', region: 'eu-west-1' } });
+    const imported = PromptServingTable.fromTableAttributes(readers, 'Prompts', { tableName: prompts.tableName, cache: prompts.cache });
+    // WHEN / THEN
+    expect(() => imported.addReader(newFunction(readers, 'Reader'))).toThrow(/`fn` must be a Lambda function in the cache's VPC/);
   });
 });

@@ -3,7 +3,8 @@ import * as bedrock from 'aws-cdk-lib/aws-bedrock';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { IConstruct } from 'constructs';
 import { FIXTURE_PROMPTS } from './util';
 import { PromptServingTable, PromptServingTableProps, PromptSource } from '../../src';
@@ -79,7 +80,11 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     // THEN
     expect(acks.map(({ path, id }) => ({ path, id }))).toEqual([
       { path: 'Stack/Prompts/DeadLetterQueue', id: 'AwsSolutions-SQS3' },
+      { path: 'Stack/Prompts/DeadLetterQueue', id: 'Serverless-SQSRedrivePolicy' },
       { path: 'Stack/Prompts/SyncFunction', id: 'AwsSolutions-L1' },
+      { path: 'Stack/Prompts/SyncFunction', id: 'Serverless-LambdaLatestVersion' },
+      { path: 'Stack/Prompts/SyncFunction', id: 'Serverless-LambdaDLQ' },
+      { path: 'Stack/Prompts/SyncFunction', id: 'Serverless-LambdaTracing' },
       { path: 'Stack/Prompts/SourceReadPolicy', id: 'AwsSolutions-IAM5[Resource::*]' },
       {
         path: 'Stack/Prompts/SourceReadPolicy',
@@ -101,5 +106,43 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     expect(report.violations.map((violation) => violation.ruleName)).toEqual(['AwsSolutions-IAM5[Resource::*]']);
     expect(report.violations[0].violatingResources.map((resource) => resource.constructPath))
       .toEqual(['Stack/Prompts/SyncFunctionRole/DefaultPolicy/Resource']);
+  });
+});
+
+describe('cdk-nag ServerlessChecks', () => {
+  test.each<[string, () => Partial<PromptServingTableProps>, typeof ENV | undefined]>([
+    ['the defaults, environment-agnostic', () => ({}), undefined],
+    ['the defaults, in a fixed environment', () => ({}), ENV],
+    ['a directory source with a dashboard', () => ({ source: PromptSource.fromDirectory(FIXTURE_PROMPTS), createDashboard: true }), undefined],
+    ['active tracing', () => ({ syncTracing: lambda.Tracing.ACTIVE }), ENV],
+  ])('finds nothing unacknowledged with %s (and AwsSolutions neither)', (_, props, env) => {
+    // GIVEN
+    const { app, stack } = build(props(), env);
+    // WHEN
+    const serverless = new ServerlessChecks(app).validateScope(stack);
+    const solutions = new AwsSolutionsChecks(app).validateScope(stack);
+    // THEN
+    expect(serverless.violations).toEqual([]);
+    expect(solutions.violations).toEqual([]);
+  });
+
+  test('with active tracing, the tracing finding is not acknowledged (it does not arise) and X-Ray\'s wildcard is', () => {
+    // GIVEN
+    const { stack } = build({ syncTracing: lambda.Tracing.ACTIVE }, ENV);
+    // WHEN
+    const ids = acknowledgements(stack).map(({ path, id }) => `${path} ${id}`);
+    // THEN
+    expect(ids).not.toContain('Stack/Prompts/SyncFunction Serverless-LambdaTracing');
+    expect(ids).toContain('Stack/Prompts/SyncFunctionRole AwsSolutions-IAM5[Resource::*]');
+  });
+
+  test('an app-level wildcard added later is still reported by AwsSolutions even with active tracing', () => {
+    // GIVEN
+    const { app, stack, prompts } = build({ syncTracing: lambda.Tracing.ACTIVE }, ENV);
+    // WHEN
+    prompts.syncFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::bucket/*'] }));
+    const report = new AwsSolutionsChecks(app).validateScope(stack);
+    // THEN
+    expect(report.violations.map((violation) => violation.ruleName)).toEqual(['AwsSolutions-IAM5[Resource::arn:aws:s3:::bucket/*]']);
   });
 });

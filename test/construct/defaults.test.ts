@@ -121,8 +121,18 @@ describe('PromptServingTable with only a Bedrock source', () => {
       MaximumRetryAttempts: 2,
       MaximumEventAgeInSeconds: 3600,
     });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^PromptsDeadLetterQueue'), 'Arn'] } } },
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', { DeadLetterConfig: Match.absent() });
+  });
+
+  test('runs the sync function on arm64, without X-Ray tracing', () => {
+    // THEN
     template.hasResourceProperties('AWS::Lambda::Function', {
-      DeadLetterConfig: { TargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^PromptsDeadLetterQueue'), 'Arn'] } },
+      Handler: 'index.handler',
+      Architectures: ['arm64'],
+      TracingConfig: Match.absent(),
     });
   });
 

@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { newServingTable, newStack, synth } from './util';
 import { PromptSource, PromptVersionSelection } from '../../src';
@@ -127,6 +128,17 @@ describe('sync options', () => {
     const template = synth({ syncMemorySize: Size.gibibytes(1) });
     // THEN
     template.hasResourceProperties('AWS::Lambda::Function', { MemorySize: 1024 });
+  });
+
+  test('syncTracing ACTIVE turns on X-Ray for the sync function and lets it write traces', () => {
+    // WHEN
+    const template = synth({ syncTracing: lambda.Tracing.ACTIVE });
+    // THEN
+    template.hasResourceProperties('AWS::Lambda::Function', { Handler: 'index.handler', TracingConfig: { Mode: 'Active' } });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: Match.stringLikeRegexp('^PromptsSyncFunctionRole') }],
+      PolicyDocument: { Statement: Match.arrayWith([{ Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' }]) },
+    });
   });
 
   test('syncLogRetention sets the log retention', () => {

@@ -75,7 +75,7 @@ describe('PromptSource.fromDirectory', () => {
 
   test.each(['p.json', 'p.yaml', 'p.yml', 'p.md', 'nested/p.MD'])('accepts a directory holding only %s', (file) => {
     // GIVEN
-    const directory = tempDirectory({ [file]: 'text: hi' });
+    const directory = tempDirectory({ [file]: file.endsWith('.json') ? '{"text": "hi"}' : 'text: hi' });
     // WHEN / THEN
     expect(() => PromptSource.fromDirectory(directory)).not.toThrow();
   });

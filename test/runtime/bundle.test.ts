@@ -2,16 +2,15 @@
  * Bundle budget: a Lambda handler that imports only `cdk-prompt-serving/runtime`, bundled the way Lambda
  * functions are (esbuild, minified, platform node, AWS SDK external), stays small and CDK-free.
  *
- * The bundle is built from what the package ships: `src/runtime`, `src/schema.ts` and `src/ddb-codec.ts` compiled
- * to CommonJS with the project's tsconfig (as jsii compiles `lib/`), resolved through the package's real
- * `exports` map. CommonJS cannot be tree-shaken, so this is the size users get, not the smaller size the
- * TypeScript sources would bundle to.
+ * The bundle is built from what the package ships (test/support/compiled-package.ts), resolved through the
+ * package's real `exports` map. The handler `import`s the client, so esbuild takes the ES module entry (condition
+ * `import`) even for this CommonJS output, as `NodejsFunction` does.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { build, Metafile } from 'esbuild';
-import * as ts from 'typescript';
+import { installCompiledPackage } from '../support/compiled-package';
 
 const BUDGET_BYTES = 25 * 1024;
 const root = path.resolve(__dirname, '../..');
@@ -33,28 +32,9 @@ export const handler = async (event: { promptId: string; variables: Record<strin
 let work: string;
 let output: { bytes: number; text: string; inputs: string[] };
 
-/** Compiles the runtime's sources as `lib/` is compiled, into `<dir>/node_modules/cdk-prompt-serving`. */
-function installCompiledPackage(dir: string): void {
-  const pkgDir = path.join(dir, 'node_modules', 'cdk-prompt-serving');
-  const config = ts.getParsedCommandLineOfConfigFile(path.join(root, 'tsconfig.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n')); },
-  })!;
-  const sources = ['src/ddb-codec.ts', ...['schema', 'runtime'].flatMap((sub) => fs.readdirSync(path.join(root, 'src', sub)).map((f) => `src/${sub}/${f}`))];
-  for (const source of sources) {
-    const fileName = path.join(root, source);
-    const { outputText } = ts.transpileModule(fs.readFileSync(fileName, 'utf8'), { compilerOptions: config.options, fileName });
-    const out = path.join(pkgDir, 'lib', path.relative(path.join(root, 'src'), fileName).replace(/\.ts$/, '.js'));
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    fs.writeFileSync(out, outputText);
-  }
-  const { name, exports, main } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-  fs.writeFileSync(path.join(pkgDir, 'package.json'), JSON.stringify({ name, main, exports }));
-}
-
 beforeAll(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'runtime-bundle-'));
-  installCompiledPackage(work);
+  await installCompiledPackage(work);
   const result = await build({
     absWorkingDir: work,
     stdin: { contents: handler, resolveDir: work, sourcefile: 'handler.ts', loader: 'ts' },
@@ -77,7 +57,7 @@ beforeAll(async () => {
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
 test(`the minified bundle is at most ${BUDGET_BYTES / 1024} KB`, () => {
-  expect(output.inputs).toContain('node_modules/cdk-prompt-serving/lib/runtime/client.js');
+  expect(output.inputs).toContain('node_modules/cdk-prompt-serving/lib/runtime/index.mjs');
   expect(output.bytes).toBeLessThanOrEqual(BUDGET_BYTES);
 });
 

@@ -1,0 +1,21 @@
+import { listPromptFiles } from './prompt-directory';
+import { checkPromptFiles, formatProblem } from '../sync/sources/directory-check';
+
+/** The prop that lets a directory with broken prompt files deploy anyway. */
+export const ALLOW_INVALID_PROP = 'allowInvalidPromptFiles';
+
+/**
+ * Checks, at synth, every prompt file the layer will ship (`listPromptFiles`) by the sync's own rules.
+ * Throws one error listing each bad file and its reason, unless `allowInvalid`; then returns the problems as
+ * lines for warnings (those files are reported as failed prompts by each sync, the others deploy).
+ */
+export function checkPromptDirectoryAtSynth(dir: string, allowInvalid: boolean): string[] {
+  const lines = checkPromptFiles(dir, listPromptFiles(dir)).map(formatProblem);
+  if (lines.length > 0 && !allowInvalid) {
+    throw new Error(`PromptSource.fromDirectory('${dir}'): ${lines.length} prompt file(s) cannot be synced:\n`
+      + lines.map((line) => `  ${line}\n`).join('')
+      + `Fix them (\`npx cdk-prompt-serving validate ${dir}\` checks the same rules), or set \`${ALLOW_INVALID_PROP}: true\` `
+      + 'to deploy the others (each sync then reports these as failed prompts and keeps serving their last good version)');
+  }
+  return lines;
+}
