@@ -13,7 +13,7 @@
  *   IAM-authenticated connections at 12 hours.
  */
 import { createHash } from 'node:crypto';
-import { createClient, createCluster } from 'redis';
+import { createClient, createCluster, ErrorReply } from 'redis';
 import { AwsCredentials, iamAuthToken } from './iam-token';
 import { L2_PUT_IF_NEWER_SCRIPT } from '../schema';
 
@@ -99,31 +99,50 @@ export class ValkeyL2 {
     return this.conn !== undefined;
   }
 
-  async get(key: string): Promise<string | null> {
-    return (await this.use()).get(key);
+  get(key: string): Promise<string | null> {
+    return this.run((c) => c.get(key));
   }
 
-  async set(key: string, value: string, ttlSeconds: number): Promise<unknown> {
-    return (await this.use()).set(key, value, { EX: ttlSeconds });
+  set(key: string, value: string, ttlSeconds: number): Promise<unknown> {
+    return this.run((c) => c.set(key, value, { EX: ttlSeconds }));
   }
 
-  async delete(key: string): Promise<unknown> {
-    return (await this.use()).del(key);
+  delete(key: string): Promise<unknown> {
+    return this.run((c) => c.del(key));
   }
 
-  async incr(key: string): Promise<number> {
-    return (await this.use()).incr(key);
+  incr(key: string): Promise<number> {
+    return this.run((c) => c.incr(key));
   }
 
   /** The ordering rule's script (`EVALSHA`, `EVAL` when the server does not know it yet): 1 written, 0 kept. */
-  async putIfNewer(key: string, revision: number, value: string, ttlSeconds: number): Promise<number> {
-    const conn = await this.use();
+  putIfNewer(key: string, revision: number, value: string, ttlSeconds: number): Promise<number> {
     const options = { keys: [key], arguments: [String(revision), value, String(ttlSeconds)] };
+    return this.run(async (conn) => {
+      try {
+        return Number(await conn.evalSha(SCRIPT_SHA1, options));
+      } catch (err) {
+        if (!String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
+        return Number(await conn.eval(L2_PUT_IF_NEWER_SCRIPT, options));
+      }
+    });
+  }
+
+  /**
+   * Runs a call on the connection. A failure that is not the server's answer (closed socket, timeout, a
+   * connection node-redis gave up on) drops the connection, so the next call opens a fresh one.
+   */
+  private async run<T>(call: (conn: Conn) => Promise<T>): Promise<T> {
+    const conn = await this.use();
     try {
-      return Number(await conn.evalSha(SCRIPT_SHA1, options));
+      return await call(conn);
     } catch (err) {
-      if (!String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
-      return Number(await conn.eval(L2_PUT_IF_NEWER_SCRIPT, options));
+      if (!(err instanceof ErrorReply) && this.conn === conn) {
+        this.conn = undefined;
+        this.nextAttemptAt = Date.now() + (this.config.retryAfterMs ?? 1000);
+        conn.destroy();
+      }
+      throw err;
     }
   }
 

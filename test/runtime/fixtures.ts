@@ -86,6 +86,7 @@ export async function writeCatalog(client: DynamoDBClient, tableName: string, id
       [Attr.bloomBits]: bits,
       [Attr.bloomHashes]: hashes,
       [Attr.count]: ids.length,
+      [Attr.revision]: nextRevision(tableName, CATALOG_ID),
     }),
   }));
 }
