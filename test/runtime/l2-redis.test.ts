@@ -124,7 +124,7 @@ test('a prompt one instance read from the table is served to a fresh instance fr
   // AND the second was served by Redis, without a GetItem of the prompt
   expect(second.counter.count('GetItem')).toBe(0);
   expect(second.keys).not.toContain('greeting/CURRENT');
-  expect(second.prompts.stats()).toMatchObject({ l2Hits: 1, l2Misses: 0, l2Errors: 0 });
+  expect(second.prompts.stats()).toMatchObject({ l2Hits: 1, l2Misses: 1, l2Errors: 0 }); // the miss: its catalog probe (preload)
   expect(shared).toMatchObject({ id: 'greeting', version: 1, checksum: read.checksum, stale: false });
   expect(shared.content).toEqual(read.content);
   // AND the value sits under l2Key(...) alone, expiring within maxAgeSeconds
