@@ -18,7 +18,7 @@ export interface LambdaStreamRecord {
   awsRegion: string;
   dynamodb: {
     ApproximateCreationDateTime?: number;
-    Keys: Record<string, unknown>;
+    Keys: Record<string, { S?: string } & Record<string, unknown>>;
     NewImage?: Record<string, unknown>;
     SequenceNumber: string;
     SizeBytes?: number;
@@ -128,7 +128,7 @@ export function toLambdaRecord(r: _Record, streamArn: string): LambdaStreamRecor
     awsRegion: r.awsRegion ?? 'us-east-1',
     dynamodb: {
       ApproximateCreationDateTime: d.ApproximateCreationDateTime === undefined ? undefined : Math.floor(new Date(d.ApproximateCreationDateTime).getTime() / 1000),
-      Keys: toEventImage(d.Keys ?? {}),
+      Keys: toEventImage(d.Keys ?? {}) as LambdaStreamRecord["dynamodb"]["Keys"],
       NewImage: d.NewImage === undefined ? undefined : toEventImage(d.NewImage),
       SequenceNumber: d.SequenceNumber!,
       SizeBytes: d.SizeBytes,
