@@ -44,6 +44,7 @@ async function main(): Promise<void> {
   try {
     await promptsAsCode(ddb, counter);
     await quotaCeiling(ddb, counter);
+    await (await import('./demo-cache')).cacheTier(local.endpoint);
   } finally {
     ddb.destroy();
     await local.stop();
