@@ -9,9 +9,9 @@
  * Prints a markdown report (copied into docs/BENCHMARKS.md). About a minute on 2 cores.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { STREAM_FILTER_PATTERN } from '../src/invalidation/filter';
 import { Prompt, PromptClient } from '../src/runtime';
 import { ValkeyL2 } from '../src/runtime/valkey';
-import { STREAM_FILTER_PATTERN } from '../src/invalidation/filter';
 import { Env } from '../src/schema';
 import { createStreamTable } from '../test/invalidation/cache-fixture';
 import { publish, textContent, writeCatalog } from '../test/runtime/fixtures';
@@ -90,7 +90,8 @@ async function main(): Promise<void> {
   const fleet = (meter: TableMeter, withTier: boolean) => Array.from({ length: FLEET }, () => {
     const l2 = withTier ? new ValkeyL2({ host: '127.0.0.1', port: redis.port, tls: false, cluster: true }) : undefined;
     if (l2) adapters.push(l2);
-    return new PromptClient({ tableName: table, dynamoDBClient: meter.attach(localDynamoDBClient({ maxAttempts: 1 })), l2, epochPollIntervalMs: 250 });
+    const dynamoDBClient = meter.attach(localDynamoDBClient({ maxAttempts: 1 }));
+    return new PromptClient({ tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 250 });
   });
 
   // 1. Fleet cold start: every instance initialises and serves its first request at once.

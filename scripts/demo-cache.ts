@@ -7,9 +7,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { STREAM_FILTER_PATTERN } from '../src/invalidation/filter';
 import { PromptClient } from '../src/runtime';
 import { ValkeyL2 } from '../src/runtime/valkey';
-import { STREAM_FILTER_PATTERN } from '../src/invalidation/filter';
 import { Env } from '../src/schema';
 import { createStreamTable } from '../test/invalidation/cache-fixture';
 import { publish, textContent, writeCatalog } from '../test/runtime/fixtures';
@@ -51,7 +51,8 @@ export async function cacheTier(endpoint: string): Promise<void> {
     for (let i = 0; i < READERS; i++) {
       const l2 = new ValkeyL2({ host: '127.0.0.1', port: redis.port, tls: false, cluster: true, connectTimeoutMs: 5000 });
       adapters.push(l2);
-      readers.push(new PromptClient({ tableName: table, dynamoDBClient: counter.attach(localDynamoDBClient({ maxAttempts: 1 }, endpoint)), l2, epochPollIntervalMs: 250, l2ConnectTimeoutMs: 5000 }));
+      const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }, endpoint));
+      readers.push(new PromptClient({ tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 250, l2ConnectTimeoutMs: 5000 }));
     }
     await Promise.all(readers.map(async (r) => { await r.preload(); await r.getPrompt('welcome'); }));
     console.log(`${READERS} readers started cold: ${counter.count('GetItem') + counter.count('BatchGetItem')} table reads (without the tier: ${READERS * 2})`);

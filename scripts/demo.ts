@@ -8,6 +8,7 @@
  */
 import * as path from 'node:path';
 import { BedrockAgentClient, GetPromptCommand } from '@aws-sdk/client-bedrock-agent';
+import { cacheTier } from './demo-cache';
 import { PromptClient } from '../src/runtime';
 import { SyncEngine } from '../src/sync/engine';
 import { BedrockPromptSource } from '../src/sync/sources/bedrock';
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
   try {
     await promptsAsCode(ddb, counter);
     await quotaCeiling(ddb, counter);
-    await (await import('./demo-cache')).cacheTier(local.endpoint);
+    await cacheTier(local.endpoint);
   } finally {
     ddb.destroy();
     await local.stop();

@@ -4,10 +4,10 @@
  * freshness epoch per batch. Reports partial batch failures. The logic is in ./write-through.ts; this file
  * holds the connection (module scope: opened at init, one IAM token per connection, reused across invocations).
  */
-import { Env } from '../schema';
+import { BatchResult, Log, StreamRecord, writeThrough } from './write-through';
 import { cacheConfigFromEnv } from '../runtime/l2-env';
 import { ValkeyL2 } from '../runtime/valkey';
-import { BatchResult, Log, StreamRecord, writeThrough } from './write-through';
+import { Env } from '../schema';
 
 /** The value of a variable the construct sets, or an error naming it. */
 export function requireEnv(name: string): string {

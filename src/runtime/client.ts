@@ -251,7 +251,8 @@ export class PromptClient {
     } catch (err) {
       // node-redis not installed (an optional dependency): the L2 stays off, reads go to the table.
       console.warn(JSON.stringify({
-        level: 'WARN', message: 'cdk-prompt-serving: L2 cache configured but its client could not be loaded; reading the table',
+        level: 'WARN',
+        message: 'cdk-prompt-serving: L2 cache configured but its client could not be loaded; reading the table',
         error: String((err as Error)?.message ?? err),
       }));
       return undefined;

@@ -46,8 +46,11 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
     const userId = required(Env.cacheUser);
     const cacheName = required(Env.cacheName);
     iam = {
-      userId, cacheName, serverless: resourceType === CACHE_RESOURCE_SERVERLESS,
-      credentials: identity.credentials, region: identity.region,
+      userId,
+      cacheName,
+      serverless: resourceType === CACHE_RESOURCE_SERVERLESS,
+      credentials: identity.credentials,
+      region: identity.region,
     };
   }
   return {

@@ -20,6 +20,12 @@ import { l2ItemKey } from '../schema';
  * const prompts = new PromptClient({ l2 });
  */
 export interface PromptCacheL2 {
+  /**
+   * `true` when the invalidation function writes every change through to this store (the construct's cache
+   * tier): values are served whatever their age, and the client watches the table's freshness epoch.
+   * @default false - values count as fresh for `maxAgeSeconds` after they were read from the table
+   */
+  readonly writeThrough?: boolean;
   /** The value stored under `key`, or `undefined`/`null` when there is none. */
   get(key: string): Promise<string | null | undefined>;
   /** Stores `value` under `key` for `ttlSeconds` (a whole number, at least 1). Used when `putIfNewer` is absent. */
@@ -32,12 +38,6 @@ export interface PromptCacheL2 {
    * never replaces a newer pointer with the older one it read.
    */
   putIfNewer?(key: string, revision: number, value: string, ttlSeconds: number): Promise<unknown>;
-  /**
-   * `true` when the invalidation function writes every change through to this store (the construct's cache
-   * tier): values are served whatever their age, and the client watches the table's freshness epoch.
-   * @default false - values count as fresh for `maxAgeSeconds` after they were read from the table
-   */
-  readonly writeThrough?: boolean;
   /** Resolves when the store can take calls (a connection opened at start-up); reads wait for it, bounded. */
   ready?(): Promise<void>;
 }

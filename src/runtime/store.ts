@@ -27,6 +27,9 @@ const TRANSIENT_NETWORK_ERRORS: ReadonlySet<string> = new Set([
 ]);
 
 export class TableReader {
+  /** Reads asked for in this tick, by deadline: flushed together. */
+  private readonly pending = new Map<AbortSignal, Pending[]>();
+
   constructor(
     private readonly client: DynamoDBClient,
     readonly tableName: string,
@@ -65,7 +68,6 @@ export class TableReader {
     return new Promise((resolve, reject) => batch!.push({ promptId, sortKey, resolve, reject }));
   }
 
-  private readonly pending = new Map<AbortSignal, Pending[]>();
 
   private async flush(requests: Pending[], signal: AbortSignal): Promise<void> {
     const keys = new Map<string, Pending[]>();
@@ -85,9 +87,9 @@ export class TableReader {
       TableName: this.tableName,
       Key: { [PARTITION_KEY]: { S: promptId }, [SORT_KEY]: { S: sortKey } },
     };
-    const { Item } = await this.retrying(`GetItem ${promptId}/${sortKey}`, signal,
+    const answer = await this.retrying(`GetItem ${promptId}/${sortKey}`, signal,
       () => this.client.send(new GetItemCommand(input), { abortSignal: signal }));
-    return new Map(Item === undefined ? [] : [[`${promptId}\u0000${sortKey}`, Item]]);
+    return new Map(answer.Item === undefined ? [] : [[`${promptId}\u0000${sortKey}`, answer.Item]]);
   }
 
   /** One `BatchGetItem` of up to 100 keys; unprocessed keys are asked again (with backoff) within the deadline. */

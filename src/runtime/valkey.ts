@@ -219,7 +219,10 @@ export class ValkeyL2 {
     };
     const tls = config.tls ?? true;
     const socket = {
-      host, port, connectTimeout: config.connectTimeoutMs ?? 1000, reconnectStrategy,
+      host,
+      port,
+      connectTimeout: config.connectTimeoutMs ?? 1000,
+      reconnectStrategy,
       ...(tls ? { tls: true as const, servername: host, ...(config.ca ? { ca: config.ca } : {}) } : {}),
     };
     const iam = config.iam;

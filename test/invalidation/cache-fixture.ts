@@ -4,9 +4,9 @@
  * users limited to exactly `l2AccessRules(l2KeyPattern(table), …)`, the BUNDLED invalidation handler in its own
  * process, and a poller standing in for the event source mapping (its filter criteria included).
  */
+import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { randomUUID } from 'node:crypto';
 import { STREAM_FILTER_PATTERN } from '../../src/invalidation/filter';
 import { ValkeyConfig, ValkeyL2 } from '../../src/runtime/valkey';
 import { Env, l2AccessRules, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS, PARTITION_KEY, SORT_KEY } from '../../src/schema';
@@ -41,7 +41,9 @@ export async function createStreamTable(client: DynamoDBClient): Promise<{ table
  */
 export function startCache(table: string, previous?: RedisServer): Promise<RedisServer> {
   return startRedisServer({
-    tls: true, cluster: true, certsFrom: previous,
+    tls: true,
+    cluster: true,
+    certsFrom: previous,
     users: [
       { name: READER, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), known(L2_READER_COMMANDS))}` },
       { name: WRITER, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), known(L2_WRITER_COMMANDS))}` },
@@ -67,7 +69,9 @@ export function handlerEnv(table: string, cache: RedisServer): Record<string, st
     [Env.cacheUser]: WRITER,
     [Env.cacheName]: CACHE_NAME,
     [Env.cacheCluster]: 'true',
-    AWS_ACCESS_KEY_ID: 'AKIDLOCAL', AWS_SECRET_ACCESS_KEY: 'local-secret', AWS_SESSION_TOKEN: 'local-session',
+    AWS_ACCESS_KEY_ID: 'AKIDLOCAL',
+    AWS_SECRET_ACCESS_KEY: 'local-secret',
+    AWS_SESSION_TOKEN: 'local-session',
     NODE_EXTRA_CA_CERTS: path.join(cache.certDir!, 'ca.crt'),
   };
 }
@@ -85,11 +89,21 @@ export function poller(streamArn: string, invoke: LambdaProcess['invoke'], optio
 /** The adapter as a reader (or writer) of `cache`: IAM auth with fake credentials, TLS trusting the test CA, cluster mode. */
 export function cacheClient(cache: RedisServer, user = READER, extra: Partial<ValkeyConfig> = {}): ValkeyL2 {
   return new ValkeyL2({
-    host: 'localhost', port: cache.port, tls: true, ca: cache.ca, cluster: true,
+    host: 'localhost',
+    port: cache.port,
+    tls: true,
+    ca: cache.ca,
+    cluster: true,
     iam: {
-      cacheName: CACHE_NAME, userId: user, serverless: true, region: async () => 'us-east-1',
+      cacheName: CACHE_NAME,
+      userId: user,
+      serverless: true,
+      region: async () => 'us-east-1',
       credentials: async () => ({ accessKeyId: 'AKIDLOCAL', secretAccessKey: 'local-secret', sessionToken: 'local-session' }),
     },
-    connectTimeoutMs: 2000, maxReconnects: 2, retryAfterMs: 100, ...extra,
+    connectTimeoutMs: 2000,
+    maxReconnects: 2,
+    retryAfterMs: 100,
+    ...extra,
   });
 }

@@ -6,15 +6,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
 import { BUNDLE, cacheClient, createStreamTable, handlerEnv, poller, READER, startCache, startHandler, WRITER } from './cache-fixture';
-import { ValkeyL2 } from '../../src/runtime/valkey';
 import { PromptClient } from '../../src/runtime';
+import { ValkeyL2 } from '../../src/runtime/valkey';
 import { CATALOG_ID, CURRENT, decodeL2Value, l2CatalogKey, l2EpochKey, l2ItemKey, versionKey } from '../../src/schema';
+import { markDeleted, publish, textContent, writeCatalog } from '../runtime/fixtures';
 import { CallCounter } from '../support/call-counter';
 import { LambdaProcess, startLambda } from '../support/lambda-runner';
 import { ADMIN_AUTH, RedisServer } from '../support/redis-server';
 import { StreamPoller } from '../support/stream-poller';
 import { deleteTable, localDynamoDBClient } from '../support/table';
-import { markDeleted, publish, textContent, writeCatalog } from '../runtime/fixtures';
 
 let admin: DynamoDBClient;
 let table: string;
@@ -162,7 +162,8 @@ test('one poison record is isolated by bisection: the rest of its batch is appli
   expect(await stored('p3')).toBeUndefined();
   // AND the poison record alone reached the dead-letter queue, after 1 + maxRetries (2) attempts on its own
   expect(stream.dlq.slice(dlqBefore)).toEqual([[poison]]);
-  const alone = stream.invocations.slice(invocationsBefore).filter((i) => i.sequenceNumbers.length === 1 && i.sequenceNumbers[0] === poison.dynamodb.SequenceNumber);
+  const alone = stream.invocations.slice(invocationsBefore)
+    .filter((i) => i.sequenceNumbers.length === 1 && i.sequenceNumbers[0] === poison.dynamodb.SequenceNumber);
   expect(alone).toHaveLength(3);
   expect(fn.logs.some((l) => l.includes('stream record breaks the contract') && l.includes(poison.dynamodb.SequenceNumber))).toBe(true);
 });

@@ -153,7 +153,8 @@ test('randomized race of syncs, rollbacks, reader fills and duplicated, reordere
 
   // THEN each L2 pointer has the table's revision and version
   for (const id of ids) {
-    const { Item } = await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: id }, version: { S: CURRENT } }, ConsistentRead: true }));
+    const key = { prompt_id: { S: id }, version: { S: CURRENT } };
+    const { Item } = await admin.send(new GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }));
     const raw = await readers[0].l2.get(l2ItemKey(table, id, CURRENT));
     const value = decodeL2Value(raw!, id)!;
     expect({ id, revision: value.revision, version: value.item.version_number }).toEqual({
@@ -169,8 +170,13 @@ test('new PromptClient() turns the L2 on by itself from the environment contract
   });
   closers.push(() => plain.stop());
   const env = {
-    [Env.tableName]: table, [Env.cacheEndpoint]: `127.0.0.1:${plain.port}`, [Env.cacheTls]: 'false', [Env.cacheAuth]: 'iam',
-    [Env.cacheUser]: 'auto-reader', [Env.cacheName]: 'prompts-cache', [Env.cacheCluster]: 'true',
+    [Env.tableName]: table,
+    [Env.cacheEndpoint]: `127.0.0.1:${plain.port}`,
+    [Env.cacheTls]: 'false',
+    [Env.cacheAuth]: 'iam',
+    [Env.cacheUser]: 'auto-reader',
+    [Env.cacheName]: 'prompts-cache',
+    [Env.cacheCluster]: 'true',
   };
   const saved = { ...process.env };
   Object.assign(process.env, env);

@@ -30,7 +30,9 @@ SigV4QueryAuth(Credentials(a['key'], a['secret'], a.get('token')), 'elasticache'
 print(req.url[len('http://'):])
 `;
 
-function botocoreToken(args: { cache: string; user: string; region: string; key: string; secret: string; token?: string; serverless: boolean }): string {
+interface SignArgs { cache: string; user: string; region: string; key: string; secret: string; token?: string; serverless: boolean }
+
+function botocoreToken(args: SignArgs): string {
   return execFileSync(PYTHON, ['-c', BOTOCORE, JSON.stringify(args)], { encoding: 'utf8' }).trim();
 }
 
@@ -42,13 +44,22 @@ const cases = [
 test.each(cases)('equals botocore byte for byte: $name', ({ serverless, token }) => {
   // GIVEN fixed credentials, cache, user and time
   const args = {
-    cache: 'prompts-cache', user: 'prompt-reader-a1b2', region: 'eu-west-1',
-    key: 'AKIDEXAMPLE', secret: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', token, serverless,
+    cache: 'prompts-cache',
+    user: 'prompt-reader-a1b2',
+    region: 'eu-west-1',
+    key: 'AKIDEXAMPLE',
+    secret: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+    token,
+    serverless,
   };
   // WHEN both sign
   const ours = iamAuthToken({
-    cacheName: args.cache, userId: args.user, region: args.region, serverless,
-    credentials: { accessKeyId: args.key, secretAccessKey: args.secret, sessionToken: token }, date: DATE,
+    cacheName: args.cache,
+    userId: args.user,
+    region: args.region,
+    serverless,
+    credentials: { accessKeyId: args.key, secretAccessKey: args.secret, sessionToken: token },
+    date: DATE,
   });
   // THEN the tokens are identical, and have the documented shape
   expect(ours).toBe(botocoreToken(args));

@@ -21,10 +21,10 @@ process.send({ ready: true });
 `;
 
 export interface LambdaProcess {
-  /** Invokes the handler; rejects with the handler's error (as Lambda reports a function error). */
-  invoke<T = unknown>(event: unknown): Promise<T>;
   /** Log lines the function wrote (stdout and stderr). */
   readonly logs: string[];
+  /** Invokes the handler; rejects with the handler's error (as Lambda reports a function error). */
+  invoke<T = unknown>(event: unknown): Promise<T>;
   stop(): Promise<void>;
 }
 

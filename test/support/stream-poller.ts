@@ -127,8 +127,9 @@ export function toLambdaRecord(r: _Record, streamArn: string): LambdaStreamRecor
     eventSourceARN: streamArn,
     awsRegion: r.awsRegion ?? 'us-east-1',
     dynamodb: {
-      ApproximateCreationDateTime: d.ApproximateCreationDateTime === undefined ? undefined : Math.floor(new Date(d.ApproximateCreationDateTime).getTime() / 1000),
-      Keys: toEventImage(d.Keys ?? {}) as LambdaStreamRecord["dynamodb"]["Keys"],
+      ApproximateCreationDateTime: d.ApproximateCreationDateTime === undefined
+        ? undefined : Math.floor(new Date(d.ApproximateCreationDateTime).getTime() / 1000),
+      Keys: toEventImage(d.Keys ?? {}) as LambdaStreamRecord['dynamodb']['Keys'],
       NewImage: d.NewImage === undefined ? undefined : toEventImage(d.NewImage),
       SequenceNumber: d.SequenceNumber!,
       SizeBytes: d.SizeBytes,
