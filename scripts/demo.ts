@@ -11,6 +11,7 @@ import * as path from 'node:path';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { BedrockAgentClient, GetPromptCommand } from '@aws-sdk/client-bedrock-agent';
 import { explain, fleetColdStart } from './demo-fleet';
+import { cacheTier } from './demo-cache';
 import { PromptClient } from '../src/runtime';
 import { SyncEngine } from '../src/sync/engine';
 import { BedrockPromptSource } from '../src/sync/sources/bedrock';
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
     await promptsAsCode(ddb, counter);
     await quotaCeiling(ddb, counter);
     await fleetColdStart(ddb, counter, () => localDynamoDBClient({}, local.endpoint));
+    await cacheTier(local.endpoint);
   } finally {
     ddb.destroy();
     await local.stop();

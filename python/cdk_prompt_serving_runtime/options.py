@@ -50,7 +50,16 @@ _MINIMUMS: Dict[str, float] = {
     "request_timeout_ms": 1,
     "max_attempts": 1,
     "l2_timeout_ms": 1,
-    "epoch_poll_interval_ms": 1,
+    "epoch_poll_interval_ms": 10,
+}
+
+#: Node's timers hold at most 2**31 - 1 ms (a larger delay fires after 1 ms): the Node client rejects larger
+#: timeouts, and this client takes the same bounds so one configuration means the same thing in both.
+MAX_TIMER_MS = 2**31 - 1
+_MAXIMUMS: Dict[str, float] = {
+    "request_timeout_ms": MAX_TIMER_MS,
+    "l2_timeout_ms": MAX_TIMER_MS,
+    "epoch_poll_interval_ms": MAX_TIMER_MS,
 }
 
 _DECIMAL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -121,6 +130,7 @@ def resolve_options(options: Mapping[str, Any], env: Optional[Mapping[str, str]]
 
     def number(name: str) -> float:
         minimum = _MINIMUMS[name]
+        maximum = _MAXIMUMS.get(name)
         raw = env.get(ENV_VARS[name])
         explicit = options.get(name)
         if explicit is not None:
@@ -130,9 +140,10 @@ def resolve_options(options: Mapping[str, Any], env: Optional[Mapping[str, str]]
         else:
             value = DEFAULTS[name]
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or value < minimum:
+        if not ok or not math.isfinite(value) or value < minimum or (maximum is not None and value > maximum):
             where = f"`{name}`" if explicit is not None else f"{ENV_VARS[name]}={js_string(raw) if raw is not None else 'undefined'}"
-            raise PromptServingError(f"{where} must be a number of at least {_show(minimum)}, got {_show(value)}")
+            bound = f"of at least {_show(minimum)}" if maximum is None else f"from {_show(minimum)} to {_show(maximum)}"
+            raise PromptServingError(f"{where} must be a number {bound}, got {_show(value)}")
         return float(value)
 
     return ResolvedOptions(

@@ -1,8 +1,46 @@
 /**
- * Invalidation function: DynamoDB stream records of `CURRENT` rows → write-through to the L2 cache (ordering
- * rule of src/schema/l2.ts) → bump the table's freshness epoch. Placeholder: the handler is being built
- * (issue 9); until then it fails every batch rather than pretend to have written anything.
+ * Invalidation function: DynamoDB stream records of `CURRENT` rows (filtered at the source by the event source
+ * mapping) → write-through to the L2 cache by the ordering rule (src/schema/l2.ts) → one bump of the table's
+ * freshness epoch per batch. Reports partial batch failures. The logic is in ./write-through.ts; this file
+ * holds the connection (module scope: opened at init, one IAM token per connection, reused across invocations).
  */
-export async function handler(): Promise<never> {
-  throw new Error('cdk-prompt-serving: the invalidation handler is not built yet');
+import { BatchResult, Log, StreamRecord, writeThrough } from './write-through';
+import { cacheConfigFromEnv } from '../runtime/l2-env';
+import { ValkeyL2 } from '../runtime/valkey';
+import { Env } from '../schema/env';
+
+/** The value of a variable the construct sets, or an error naming it. */
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`cdk-prompt-serving invalidation function: environment variable ${name} is not set (the construct sets it)`);
+  return value;
+}
+
+const log: Log = (level, message, fields = {}) => {
+  const line = JSON.stringify({ level, message, ...fields });
+  if (level === 'INFO') console.log(line);
+  else console.error(line);
+};
+
+const tableName = requireEnv(Env.tableName);
+requireEnv(Env.cacheEndpoint);
+const l2 = new ValkeyL2({
+  ...cacheConfigFromEnv(process.env, {
+    // The execution role's credentials, as Lambda sets them; one token is signed per connection.
+    credentials: async () => ({
+      accessKeyId: requireEnv('AWS_ACCESS_KEY_ID'),
+      secretAccessKey: requireEnv('AWS_SECRET_ACCESS_KEY'),
+      sessionToken: process.env.AWS_SESSION_TOKEN,
+    }),
+    region: async () => requireEnv('AWS_REGION'),
+  })!,
+  maxReconnects: 3,
+  onError: (err) => log('WARN', 'L2 connection error', { error: String((err as Error)?.message ?? err) }),
+});
+
+export async function handler(event: { Records?: StreamRecord[] }): Promise<BatchResult> {
+  const records = event.Records ?? [];
+  await l2.ready();
+  const { batchItemFailures } = await writeThrough(records, tableName, l2, log);
+  return { batchItemFailures };
 }

@@ -4,15 +4,19 @@
  * stale-if-error.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema/keys';
+import { l2EpochKey } from '../schema/l2';
 import { Catalog } from './catalog';
+import { EpochWatcher } from './epoch';
 import { PromptNotFoundError, PromptStoreError } from './errors';
-import { decodeL2Value, encodeL2Value, L2_IMMUTABLE_TTL_SECONDS, l2Key, PromptCacheL2, withTimeout } from './l2';
+import { fallbackPrompt, PromptFallback } from './fallback';
+import { PromptCacheL2, withTimeout } from './l2';
+import { cacheConfigFromEnv, createValkeyL2 } from './l2-env';
 import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
 import { Counters, newCounters, PromptClientStats } from './stats';
-import { TableReader } from './store';
-import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema/keys';
+import { Loaded, SharedReader } from './tiers';
 
 /** Options of one `getPrompt` call. */
 export interface GetPromptOptions {
@@ -22,6 +26,12 @@ export interface GetPromptOptions {
    * @default - the CURRENT version
    */
   readonly version?: number;
+  /**
+   * Returned (flagged `stale`, version 0) only when nothing can be read: the table fails, and neither the L2
+   * nor memory holds a copy within `staleIfErrorSeconds`. Never used for a prompt that does not exist.
+   * @default - no fallback: the read throws `PromptStoreError`
+   */
+  readonly fallback?: PromptFallback;
 }
 
 /** One remembered prompt, with the settled promise the hot path returns so a hit allocates nothing. */
@@ -35,7 +45,9 @@ class Entry {
     readonly key: string,
     readonly prompt: Prompt,
     readonly version: number | undefined,
-    readonly expiresAt: number,
+    public expiresAt: number,
+    /** The item's `revision`: the epoch re-validation and late loads never replace a copy with an older one. */
+    readonly revision: number,
   ) {
     this.resolved = Promise.resolve(prompt);
   }
@@ -65,9 +77,14 @@ export class PromptClient {
   private readonly notFound: Lru<number>;
   /** Loads under way, by cache key (single-flight). */
   private readonly flights = new Map<string, Promise<Prompt>>();
-  private readonly reader: TableReader;
+  private readonly reader: SharedReader;
   private readonly catalog: Catalog;
   private readonly l2: PromptCacheL2 | undefined;
+  private readonly epoch: EpochWatcher | undefined;
+  /** `true` when this client built its own L2 from the environment (it closes it in `close`). */
+  private ownsL2 = false;
+  /** The first catalog read finished: until then a cold read fetches the prompt beside it, not after it. */
+  private catalogWarm = false;
 
   /**
    * @throws PromptServingError if no table name is given or set in the environment, or an option is out of range
@@ -79,15 +96,27 @@ export class PromptClient {
     this.options = resolveOptions(options);
     this.prompts = new Lru(this.options.maxEntries, (entry) => this.unpin(entry));
     this.notFound = new Lru(this.options.maxEntries);
-    this.reader = new TableReader(
-      options.dynamoDBClient ?? new DynamoDBClient({ maxAttempts: 1 }),
+    const dynamoDB = options.dynamoDBClient ?? new DynamoDBClient({ maxAttempts: 1 });
+    this.l2 = options.l2 ?? this.l2FromEnvironment(dynamoDB);
+    this.reader = new SharedReader(
+      dynamoDB,
       this.options.tableName,
       this.options.requestTimeoutMs,
       this.options.maxAttempts,
       this.counters,
+      { l2: this.l2, ...this.options },
     );
     this.catalog = new Catalog(this.reader, this.options.catalogMaxAgeMs, this.counters);
-    this.l2 = options.l2;
+    if (this.l2?.writeThrough === true) {
+      const l2 = this.l2;
+      const epochKey = l2EpochKey(this.options.tableName);
+      this.epoch = new EpochWatcher(
+        () => withTimeout(() => l2.get(epochKey), this.options.l2TimeoutMs),
+        this.options.epochPollIntervalMs,
+        () => this.revalidate(),
+      );
+      this.epoch.start();
+    }
   }
 
   /**
@@ -108,10 +137,68 @@ export class PromptClient {
     // Ids are validated on the miss path only; the version check keeps an id like '#3#x' off a pinned entry.
     const entry = version === undefined ? this.prompts.get(promptId) : this.pinnedEntry(promptId, version);
     if (entry !== undefined && entry.expiresAt > Date.now() && entry.version === version) {
+      if (this.epoch === undefined || version !== undefined || !this.epoch.overdue(Date.now())) {
+        this.counters.hits++;
+        return entry.resolved;
+      }
+      return this.afterEpochCheck(promptId, options);
+    }
+    const cached = entry?.version === version ? entry : undefined;
+    const fallback = options?.fallback;
+    if (fallback === undefined) return this.miss(promptId, version, cached);
+    return this.miss(promptId, version, cached).catch((err: unknown) => {
+      if (!(err instanceof PromptStoreError)) throw err;
+      this.counters.fallbackServes++;
+      return fallbackPrompt(promptId, fallback);
+    });
+  }
+
+  /**
+   * Drops in-process copies so the next read goes to the L2 (or the table): of one prompt (its CURRENT version,
+   * its exact versions and any not-found answer), or of everything, the catalog included. The shared L2 is
+   * kept fresh by the invalidation function and is not touched.
+   *
+   * @example
+   * prompts.invalidate('support-triage'); // after an out-of-band change, or in a test
+   * prompts.invalidate();                 // everything
+   */
+  invalidate(promptId?: string): void {
+    if (promptId === undefined) {
+      for (const entry of [...this.prompts.values()]) this.prompts.delete(entry.key);
+      this.notFound.clear();
+      void this.catalog.refresh();
+      return;
+    }
+    this.prompts.delete(promptId);
+    this.notFound.delete(promptId);
+    for (const entry of [...(this.pinned.get(promptId)?.values() ?? [])]) {
+      this.prompts.delete(entry.key);
+      this.notFound.delete(entry.key);
+    }
+  }
+
+  /**
+   * Stops the freshness-epoch watch and closes the built-in L2 connection (tests, scripts; a Lambda function
+   * never needs to). Reads still work afterwards, from memory and the table.
+   *
+   * @example
+   * await prompts.close();
+   */
+  async close(): Promise<void> {
+    this.epoch?.stop();
+    const closable = this.l2 as { close?: () => Promise<void> } | undefined;
+    if (this.l2 !== undefined && this.ownsL2 && closable?.close !== undefined) await closable.close();
+  }
+
+  /** The process was frozen past the epoch interval: check the epoch (bounded), then read again. */
+  private async afterEpochCheck(promptId: string, options: GetPromptOptions | undefined): Promise<Prompt> {
+    await this.epoch!.check();
+    const entry = this.prompts.get(promptId);
+    if (entry !== undefined && entry.version === undefined && entry.expiresAt > Date.now()) {
       this.counters.hits++;
       return entry.resolved;
     }
-    return this.miss(promptId, version, entry?.version === version ? entry : undefined);
+    return this.getPrompt(promptId, options);
   }
 
   /**
@@ -125,7 +212,10 @@ export class PromptClient {
    * await prompts.preload(['support-triage', 'summarise-ticket']); // at init, outside the handler
    */
   async preload(promptIds: Iterable<string> = []): Promise<void> {
-    const catalog = this.catalog.refresh();
+    if (this.l2?.ready !== undefined) {
+      await withTimeout(() => this.l2!.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
+    }
+    const catalog = this.catalog.refresh().then(() => { this.catalogWarm = true; });
     const loads = [...promptIds].map(async (promptId) => {
       this.assertValid(promptId, undefined);
       const entry = this.prompts.get(promptId);
@@ -147,6 +237,61 @@ export class PromptClient {
    */
   stats(): PromptClientStats {
     return { ...this.counters, evictions: this.prompts.evictions, entries: this.prompts.size };
+  }
+
+  private l2FromEnvironment(dynamoDB: DynamoDBClient): PromptCacheL2 | undefined {
+    const config = cacheConfigFromEnv(process.env, {
+      credentials: () => dynamoDB.config.credentials(),
+      region: () => dynamoDB.config.region(),
+    });
+    if (config === undefined) return undefined;
+    try {
+      const l2 = createValkeyL2({ ...config, onError: () => { this.counters.l2Errors++; } });
+      this.ownsL2 = true;
+      return l2;
+    } catch (err) {
+      // node-redis not installed (an optional dependency): the L2 stays off, reads go to the table.
+      console.warn(JSON.stringify({
+        level: 'WARN',
+        message: 'cdk-prompt-serving: L2 cache configured but its client could not be loaded; reading the table',
+        error: String((err as Error)?.message ?? err),
+      }));
+      return undefined;
+    }
+  }
+
+  /**
+   * The epoch moved: every CURRENT copy in memory is compared with the L2's (one GET each, no table read) and
+   * replaced by a newer one, dropped when the L2 no longer holds it; not-found answers are forgotten and the
+   * catalog is re-read (from the L2).
+   */
+  private async revalidate(): Promise<void> {
+    this.counters.epochMoves++;
+    this.notFound.clear();
+    const checks = [...this.prompts.values()].filter((e) => e.version === undefined).map(async (entry) => {
+      const shared = await this.reader.readShared(entry.prompt.id, CURRENT, false);
+      if (this.prompts.get(entry.key) !== entry) return; // replaced meanwhile
+      if (shared === undefined) {
+        entry.expiresAt = 0;
+      } else if (shared.revision > entry.revision) {
+        this.counters.revalidations++;
+        this.accept(entry.key, entry.prompt.id, undefined, shared);
+      } else if (shared.revision === entry.revision) {
+        entry.expiresAt = Math.max(entry.expiresAt, Date.now() + this.options.maxAgeMs);
+      }
+    });
+    await Promise.all([...checks, this.catalog.refresh()]);
+  }
+
+  /** Remembers a loaded item (or its tombstone); returns the prompt. Throws `PromptNotFoundError` for a tombstone. */
+  private accept(key: string, promptId: string, version: number | undefined, loaded: Loaded): Prompt {
+    if (isDeleted(loaded.item)) {
+      this.prompts.delete(key);
+      this.notFound.set(key, Date.now() + this.options.notFoundMaxAgeMs);
+      throw new PromptNotFoundError(promptId, version, 'deleted');
+    }
+    const fetchedAt = loaded.fromL2 && this.reader.writeThrough ? Date.now() : loaded.fetchedAt;
+    return this.remember(key, promptFromItem(loaded.item), version, fetchedAt, loaded.revision);
   }
 
   /** Everything but a fresh hit. `cached` is the expired copy of this key, if any. */
@@ -196,36 +341,52 @@ export class PromptClient {
     return flight;
   }
 
-  /** Catalog → L2 → table, within one `requestTimeoutMs`; remembers what it finds (or that nothing was found). */
+  /**
+   * Catalog → L2 → table, within one `requestTimeoutMs`; remembers what it finds (or that nothing was found).
+   * Until the first catalog read finished, the prompt is fetched beside it rather than after it, so a cold
+   * read costs one round trip, not two, and never spends its deadline twice.
+   */
   private async fetch(promptId: string, version: number | undefined, key: string): Promise<Prompt> {
     const deadline = this.reader.deadline();
-    if (!(await this.catalog.mightContain(promptId, deadline))) {
+    const verdict = this.catalog.mightContain(promptId, deadline).finally(() => { this.catalogWarm = true; });
+    let remote: Promise<Prompt> | undefined;
+    if (!this.catalogWarm) {
+      remote = this.fetchRemote(promptId, version, key, deadline);
+      remote.catch(() => undefined); // awaited below, unless the catalog rules the id out first
+    }
+    if (!(await verdict)) {
       this.counters.catalogRejections++;
       this.prompts.delete(key);
       throw new PromptNotFoundError(promptId, version, 'not in the catalog');
     }
-    const sortKey = version === undefined ? CURRENT : versionKey(version);
-    const sharedKey = this.l2 && l2Key(this.options.tableName, promptId, sortKey);
-    if (sharedKey !== undefined) {
-      const shared = await this.readL2(sharedKey, promptId, version);
-      if (shared !== undefined) return this.remember(key, shared.prompt, version, shared.fetchedAt);
-    }
-    const fetchedAt = Date.now();
-    const item = await this.reader.getItem(promptId, sortKey, deadline);
-    if (item === undefined || isDeleted(item)) {
-      this.prompts.delete(key);
-      this.notFound.set(key, Date.now() + this.options.notFoundMaxAgeMs);
-      if (sharedKey !== undefined) this.deleteL2(sharedKey);
-      throw new PromptNotFoundError(promptId, version, item === undefined ? undefined : 'deleted');
-    }
-    const prompt = this.remember(key, promptFromItem(item), version, fetchedAt);
-    if (sharedKey !== undefined) this.writeL2(sharedKey, item, version, fetchedAt);
-    return prompt;
+    return remote ?? this.fetchRemote(promptId, version, key, deadline);
   }
 
-  private remember(key: string, prompt: Prompt, version: number | undefined, fetchedAt: number): Prompt {
+  private async fetchRemote(promptId: string, version: number | undefined, key: string, deadline: AbortSignal): Promise<Prompt> {
+    const sortKey = version === undefined ? CURRENT : versionKey(version);
+    let loaded = await this.reader.read(promptId, sortKey, deadline);
+    if (loaded?.fromL2) {
+      try {
+        return this.accept(key, promptId, version, loaded);
+      } catch (err) {
+        if (err instanceof PromptNotFoundError) throw err;
+        this.counters.l2Errors++; // an L2 value that breaks the contract: read the table
+        loaded = await this.reader.read(promptId, sortKey, deadline, true);
+      }
+    }
+    if (loaded === undefined) {
+      this.prompts.delete(key);
+      this.notFound.set(key, Date.now() + this.options.notFoundMaxAgeMs);
+      throw new PromptNotFoundError(promptId, version);
+    }
+    return this.accept(key, promptId, version, loaded);
+  }
+
+  private remember(key: string, prompt: Prompt, version: number | undefined, fetchedAt: number, revision: number): Prompt {
+    const held = this.prompts.get(key);
+    if (held !== undefined && held.revision > revision && held.expiresAt > Date.now()) return held.prompt; // a late, older load
     const expiresAt = version === undefined ? fetchedAt + this.options.maxAgeMs : Number.POSITIVE_INFINITY;
-    const entry = new Entry(key, prompt, version, expiresAt);
+    const entry = new Entry(key, prompt, version, expiresAt, revision);
     this.prompts.set(key, entry);
     if (version !== undefined) {
       const byVersion = this.pinned.get(prompt.id) ?? new Map<number, Entry>();
@@ -249,42 +410,6 @@ export class PromptClient {
     if (byVersion?.get(entry.version) !== entry) return;
     byVersion.delete(entry.version);
     if (byVersion.size === 0) this.pinned.delete(entry.prompt.id);
-  }
-
-  /** A fresh prompt from the L2, or `undefined` (absent, too old, unreadable, failing or slow L2). */
-  private async readL2(
-    sharedKey: string, promptId: string, version: number | undefined,
-  ): Promise<{ prompt: Prompt; fetchedAt: number } | undefined> {
-    try {
-      const raw = await withTimeout(() => this.l2!.get(sharedKey), this.options.l2TimeoutMs);
-      const value = raw === undefined || raw === null ? undefined : decodeL2Value(raw, promptId);
-      if (value !== undefined && (version !== undefined || Date.now() < value.fetchedAt + this.options.maxAgeMs)) {
-        const prompt = promptFromItem(value.item);
-        this.counters.l2Hits++;
-        return { prompt, fetchedAt: value.fetchedAt };
-      }
-      if (raw !== undefined && raw !== null && value === undefined) this.deleteL2(sharedKey);
-      this.counters.l2Misses++;
-    } catch {
-      this.counters.l2Errors++;
-    }
-    return undefined;
-  }
-
-  /** Shares a table read with other processes; in the background, failures only counted. */
-  private writeL2(sharedKey: string, item: Record<string, unknown>, version: number | undefined, fetchedAt: number): void {
-    const ttlSeconds = version === undefined
-      ? Math.ceil((fetchedAt + this.options.maxAgeMs - Date.now()) / 1000)
-      : L2_IMMUTABLE_TTL_SECONDS;
-    if (ttlSeconds < 1) return;
-    withTimeout(() => this.l2!.set(sharedKey, encodeL2Value({ fetchedAt, item }), ttlSeconds), this.options.l2TimeoutMs)
-      .catch(() => { this.counters.l2Errors++; });
-  }
-
-  private deleteL2(sharedKey: string): void {
-    const l2 = this.l2!;
-    if (l2.delete === undefined) return;
-    withTimeout(() => l2.delete!(sharedKey), this.options.l2TimeoutMs).catch(() => { this.counters.l2Errors++; });
   }
 
   /** Ids and versions that cannot exist are not found, without a remote call. */

@@ -1,15 +1,17 @@
 /**
- * The hook for a shared cache tier (Valkey/Redis, Memcached, …) between the in-process cache and the table,
- * and the key and value formats written to it.
+ * The hook for a shared cache tier (Valkey/Redis, Memcached, …) between the in-process cache and the table.
+ * Keys and values follow the L2 wire contract (src/schema/l2.ts, v2): the item in DynamoDB JSON with its
+ * `revision`, so the built-in adapter, the invalidation function and the Python client share one cache.
  */
-import { PARTITION_KEY } from '../schema/keys';
+import { l2ItemKey } from '../schema/l2';
 
 /**
  * A shared cache `PromptClient` consults after its in-process cache and before the table. Any method may
  * reject or time out: the client counts the failure in `stats().l2Errors` and reads the table instead.
+ * `new PromptClient()` builds one by itself (node-redis) when `PROMPT_SERVING_CACHE_ENDPOINT` is set.
  *
  * @example
- * // node-redis (v4 and later)
+ * // node-redis (v4 and later), a store nothing else writes: values expire by their TTL
  * const l2: PromptCacheL2 = {
  *   get: (key) => redis.get(key),
  *   set: (key, value, ttlSeconds) => redis.set(key, value, { EX: ttlSeconds }),
@@ -18,50 +20,34 @@ import { PARTITION_KEY } from '../schema/keys';
  * const prompts = new PromptClient({ l2 });
  */
 export interface PromptCacheL2 {
+  /**
+   * `true` when the invalidation function writes every change through to this store (the construct's cache
+   * tier): values are served whatever their age, and the client watches the table's freshness epoch.
+   * @default false - values count as fresh for `maxAgeSeconds` after they were read from the table
+   */
+  readonly writeThrough?: boolean;
   /** The value stored under `key`, or `undefined`/`null` when there is none. */
   get(key: string): Promise<string | null | undefined>;
-  /** Stores `value` under `key` for `ttlSeconds` (a whole number, at least 1). */
+  /** Stores `value` under `key` for `ttlSeconds` (a whole number, at least 1). Used when `putIfNewer` is absent. */
   set(key: string, value: string, ttlSeconds: number): Promise<unknown>;
-  /** Removes `key`; called when the table says the prompt is gone or an L2 value is unreadable. */
+  /** Removes `key`; called when an L2 value is unreadable (not another format's) and the table says the prompt is gone. */
   delete?(key: string): Promise<unknown>;
+  /**
+   * Stores `value` only if the stored value's `revision` is lower (the ordering rule: run `L2_PUT_IF_NEWER_SCRIPT`
+   * with KEYS[1] = key, ARGV = revision, value, TTL). When present, fills use it instead of `set`, so a reader
+   * never replaces a newer pointer with the older one it read.
+   */
+  putIfNewer?(key: string, revision: number, value: string, ttlSeconds: number): Promise<unknown>;
+  /** Resolves when the store can take calls (a connection opened at start-up); reads wait for it, bounded. */
+  ready?(): Promise<void>;
 }
-
-/** Prefix of every L2 key, versioned with the value format. */
-export const L2_KEY_PREFIX = 'cdk-prompt-serving:v1';
-
-/** L2 lifetime of an exact version (immutable; the bound only keeps the shared cache from growing forever). */
-export const L2_IMMUTABLE_TTL_SECONDS = 24 * 60 * 60;
 
 /**
- * The L2 key of one item: `cdk-prompt-serving:v1/<table>/<prompt id>/<sort key>`, e.g.
- * `cdk-prompt-serving:v1/prompts/support-triage/CURRENT`: one key per pointer, so a cache invalidator can delete
- * `…/<prompt id>/CURRENT` when the pointer changes. Unambiguous: table names and sort keys contain no `/`.
+ * The L2 key of one item: `cdk-prompt-serving:v2/<table>/<prompt id>/<sort key>`, e.g.
+ * `cdk-prompt-serving:v2/prompts/support-triage/CURRENT` (see the README's wire contract).
  */
 export function l2Key(tableName: string, promptId: string, sortKey: string): string {
-  return `${L2_KEY_PREFIX}/${tableName}/${promptId}/${sortKey}`;
-}
-
-/** What is stored under an L2 key: the decoded item and when it was read from the table (epoch ms). */
-export interface L2Value {
-  readonly fetchedAt: number;
-  readonly item: Record<string, unknown>;
-}
-
-export function encodeL2Value(value: L2Value): string {
-  return JSON.stringify(value);
-}
-
-/** Parses the L2 value of `promptId`; `undefined` if it is not one (another format, another item, or corrupt). */
-export function decodeL2Value(raw: string, promptId: string): L2Value | undefined {
-  try {
-    const value = JSON.parse(raw) as Partial<L2Value> | null;
-    if (typeof value?.fetchedAt === 'number' && value.item?.[PARTITION_KEY] === promptId) {
-      return value as L2Value;
-    }
-  } catch {
-    // fall through: treated as absent
-  }
-  return undefined;
+  return l2ItemKey(tableName, promptId, sortKey);
 }
 
 /** Runs an L2 call with a deadline; synchronous throws become rejections. */

@@ -47,6 +47,16 @@ export class Lru<V> {
     }
   }
 
+  /** Every value, oldest first, without marking any as used. */
+  *values(): IterableIterator<V> {
+    for (const node of this.map.values()) yield node.value;
+  }
+
+  /** Removes every entry (`onRemove` is called for each). */
+  clear(): void {
+    for (const key of [...this.map.keys()]) this.delete(key);
+  }
+
   delete(key: string): void {
     const node = this.map.get(key);
     if (node === undefined) return;

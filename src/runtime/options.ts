@@ -27,7 +27,14 @@ export const Defaults = {
   maxAttempts: 3,
   /** Upper bound on one L2 call; a slower L2 counts as an L2 error and the table is read. */
   l2TimeoutMs: 100,
+  /** Longest a read waits for the L2's first connection (opened at client creation). */
+  l2ConnectTimeoutMs: 1000,
+  /** How often the freshness epoch is read from a written-through L2 (one GET per process). */
+  epochPollIntervalMs: 1000,
 } as const;
+
+/** Node.js timers clamp a delay above 2^31 − 1 ms to 1 ms; no millisecond option may exceed it. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Environment variables read by `new PromptClient()`: the table name (set by the construct) and overrides of `Defaults`. */
 export const EnvVars = {
@@ -41,6 +48,8 @@ export const EnvVars = {
   requestTimeoutMs: 'PROMPT_SERVING_REQUEST_TIMEOUT_MS',
   maxAttempts: 'PROMPT_SERVING_MAX_ATTEMPTS',
   l2TimeoutMs: 'PROMPT_SERVING_L2_TIMEOUT_MS',
+  l2ConnectTimeoutMs: 'PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS',
+  epochPollIntervalMs: 'PROMPT_SERVING_EPOCH_POLL_INTERVAL_MS',
 } as const;
 
 /** Options of `new PromptClient(options)`. Every number has a unit in its name. */
@@ -108,14 +117,27 @@ export interface PromptClientOptions {
   /**
    * A shared cache tier (Valkey/Redis, …) between memory and the table. Its failures and timeouts are
    * counted in `stats()` and never fail a read.
-   * @default - no L2; misses read the table
+   * @default - the built-in Valkey adapter when `PROMPT_SERVING_CACHE_ENDPOINT` is set (the construct's
+   * `addReader` sets it with a cache), else no L2; misses read the table
    */
   readonly l2?: PromptCacheL2;
   /**
-   * Upper bound on one L2 `get`.
+   * Upper bound on one L2 call (the first connection is not counted, see `l2ConnectTimeoutMs`).
    * @default 100 (`PROMPT_SERVING_L2_TIMEOUT_MS`)
    */
   readonly l2TimeoutMs?: number;
+  /**
+   * Longest a read (or `preload`) waits for the L2's first connection, opened when the client is created.
+   * Reconnections are never waited for: reads go to the table meanwhile.
+   * @default 1000 (`PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS`)
+   */
+  readonly l2ConnectTimeoutMs?: number;
+  /**
+   * How often the table's freshness epoch is read from a written-through L2 (the construct's cache tier):
+   * a change reaches this process within about this time, without a table read.
+   * @default 1000 (`PROMPT_SERVING_EPOCH_POLL_INTERVAL_MS`)
+   */
+  readonly epochPollIntervalMs?: number;
 }
 
 /** Options with every default applied, times in milliseconds. */
@@ -130,6 +152,8 @@ export interface ResolvedOptions {
   readonly requestTimeoutMs: number;
   readonly maxAttempts: number;
   readonly l2TimeoutMs: number;
+  readonly l2ConnectTimeoutMs: number;
+  readonly epochPollIntervalMs: number;
 }
 
 /** Applies environment overrides and defaults; throws `PromptServingError` naming the bad option or variable. */
@@ -139,26 +163,31 @@ export function resolveOptions(options: PromptClientOptions, env: NodeJS.Process
     throw new PromptServingError(
       `no table name: pass \`tableName\` or set the ${EnvVars.tableName} environment variable (the construct sets it)`);
   }
-  const number = (name: keyof typeof Defaults, min: number): number => {
+  const number = (name: keyof typeof Defaults, min: number, max = Number.MAX_SAFE_INTEGER): number => {
     const raw = env[EnvVars[name]];
     const fromEnv = raw === undefined || raw.trim() === '' ? undefined : Number(raw);
     const value = options[name] ?? fromEnv ?? Defaults[name];
-    if (!Number.isFinite(value) || value < min) {
+    if (!Number.isFinite(value) || value < min || value > max) {
       const where = options[name] !== undefined ? `\`${name}\`` : `${EnvVars[name]}=${JSON.stringify(raw)}`;
-      throw new PromptServingError(`${where} must be a number of at least ${min}, got ${value}`);
+      const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+      throw new PromptServingError(`${where} must be a number ${range}, got ${value}`);
     }
     return value;
   };
+  // Ages are compared with the clock, never timed, so only the millisecond timeouts meet the timer limit.
+  const seconds = (name: keyof typeof Defaults) => number(name, 0) * 1000;
   return {
     tableName,
-    maxAgeMs: number('maxAgeSeconds', 0) * 1000,
+    maxAgeMs: seconds('maxAgeSeconds'),
     maxEntries: Math.floor(number('maxEntries', 1)),
-    notFoundMaxAgeMs: number('notFoundMaxAgeSeconds', 0) * 1000,
-    staleWhileRevalidateMs: number('staleWhileRevalidateSeconds', 0) * 1000,
-    staleIfErrorMs: number('staleIfErrorSeconds', 0) * 1000,
-    catalogMaxAgeMs: number('catalogMaxAgeSeconds', 0) * 1000,
-    requestTimeoutMs: number('requestTimeoutMs', 1),
+    notFoundMaxAgeMs: seconds('notFoundMaxAgeSeconds'),
+    staleWhileRevalidateMs: seconds('staleWhileRevalidateSeconds'),
+    staleIfErrorMs: seconds('staleIfErrorSeconds'),
+    catalogMaxAgeMs: seconds('catalogMaxAgeSeconds'),
+    requestTimeoutMs: number('requestTimeoutMs', 1, MAX_TIMER_MS),
     maxAttempts: Math.floor(number('maxAttempts', 1)),
-    l2TimeoutMs: number('l2TimeoutMs', 1),
+    l2TimeoutMs: number('l2TimeoutMs', 1, MAX_TIMER_MS),
+    l2ConnectTimeoutMs: number('l2ConnectTimeoutMs', 1, MAX_TIMER_MS),
+    epochPollIntervalMs: number('epochPollIntervalMs', 10, MAX_TIMER_MS),
   };
 }

@@ -24,6 +24,12 @@ export interface PromptClientStats {
   readonly l2Misses: number;
   /** L2 calls that threw, rejected or timed out (the read went on to the table). */
   readonly l2Errors: number;
+  /** Reads answered with the caller's `fallback` because nothing could be read. */
+  readonly fallbackServes: number;
+  /** Times the freshness epoch was seen to move (each triggers one re-validation against the L2). */
+  readonly epochMoves: number;
+  /** In-process copies replaced by a newer one from the L2 during a re-validation. */
+  readonly revalidations: number;
   /** Prompts dropped by the size bound. */
   readonly evictions: number;
   /** Prompts held in memory now (fresh or expired). */
@@ -47,5 +53,8 @@ export function newCounters(): Counters {
     l2Hits: 0,
     l2Misses: 0,
     l2Errors: 0,
+    fallbackServes: 0,
+    epochMoves: 0,
+    revalidations: 0,
   };
 }

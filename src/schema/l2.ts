@@ -119,10 +119,13 @@ export const L2_PUT_IF_NEWER_SCRIPT = [
  * PING, CLUSTER SLOTS/SHARDS, CLIENT SETNAME/SETINFO) are listed too.
  */
 export const L2_CONNECTION_COMMANDS: readonly string[] = ['hello', 'auth', 'ping', 'cluster|slots', 'cluster|shards', 'client|setname', 'client|setinfo', 'readonly'];
-/** Readers: read, fill (the script) and poll the epoch. */
-export const L2_READER_COMMANDS: readonly string[] = ['get', 'evalsha', 'eval', ...L2_CONNECTION_COMMANDS];
-/** The invalidation function: write through (the script), bump the epoch, drop a removed item. */
-export const L2_WRITER_COMMANDS: readonly string[] = ['get', 'evalsha', 'eval', 'incr', 'del', ...L2_CONNECTION_COMMANDS];
+/**
+ * Readers: read, fill (the script) and poll the epoch. `set` is listed because an ACL also checks the commands
+ * a script runs (the script's own `SET`); clients send it only through the script.
+ */
+export const L2_READER_COMMANDS: readonly string[] = ['get', 'set', 'evalsha', 'eval', ...L2_CONNECTION_COMMANDS];
+/** The invalidation function: write through (the script, hence `set`), bump the epoch, drop a removed item. */
+export const L2_WRITER_COMMANDS: readonly string[] = ['get', 'set', 'evalsha', 'eval', 'incr', 'del', ...L2_CONNECTION_COMMANDS];
 
 /** A Redis ACL rule string for `commands` on `pattern`: `~pattern -@all +cmd …` (without user, `on` or password). */
 export function l2AccessRules(pattern: string, commands: readonly string[]): string {

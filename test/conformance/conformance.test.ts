@@ -45,7 +45,7 @@ describe('prompt ids', () => {
 });
 
 describe('checksum', () => {
-  test.each(load('checksum.json').cases.map((c: { name: string }) => [c.name, c]))('%s', (_name, c: any) => {
+  test.each(load('checksum.json').cases.map((c: { name: string }) => [c.name, c]))('%s', (...[_name, c]: any[]) => {
     expect(canonicalJson(contentOf(c.content))).toBe(c.canonical);
     expect(checksum(c.content)).toBe(c.checksum);
   });
@@ -53,14 +53,14 @@ describe('checksum', () => {
 
 describe('Bloom catalog, bit-exact', () => {
   const f = load('bloom.json');
-  test.each(f.parameters.map((p: { count: number }) => [p.count, p]))('bloomParameters(%d)', (_n, p: any) => {
+  test.each(f.parameters.map((p: { count: number }) => [p.count, p]))('bloomParameters(%d)', (...[_n, p]: any[]) => {
     expect(bloomParameters(p.count)).toEqual({ bits: p.bits, hashes: p.hashes });
   });
   test.each(f.indexes.map((c: any) => [JSON.stringify(c.id).slice(0, 30), c.bits, c.hashes, c]))(
-    'bloomIndexes(%s, %d, %d)', (_id, _bits, _hashes, c: any) => {
+    'bloomIndexes(%s, %d, %d)', (...[_id, _bits, _hashes, c]: any[]) => {
       expect(bloomIndexes(c.id, c.bits, c.hashes)).toEqual(c.indexes);
     });
-  test.each(f.filters.map((c: any, i: number) => [i, c.ids.length, c]))('filter %d (%d ids): bytes and probes', (_i, _n, c: any) => {
+  test.each(f.filters.map((c: any, i: number) => [i, c.ids.length, c]))('filter %d (%d ids): bytes and probes', (...[_i, _n, c]: any[]) => {
     expect(Buffer.from(bloomBuild(c.ids, c.bits, c.hashes)).toString('base64')).toBe(c.bloom);
     const bytes = new Uint8Array(Buffer.from(c.bloom, 'base64'));
     for (const [id, admitted] of Object.entries(c.probes)) {
@@ -171,7 +171,7 @@ describe('L2 wire contract (v2)', () => {
     for (const e of f.encode) expect(encodeL2Value({ revision: e.revision, fetchedAt: e.fetchedAt, item: e.item })).toBe(e.encoded);
   });
 
-  test.each(f.decode.map((c: { name: string }) => [c.name, c]))('decode: %s', (_name, c: any) => {
+  test.each(f.decode.map((c: { name: string }) => [c.name, c]))('decode: %s', (...[_name, c]: any[]) => {
     const value = decodeL2Value(c.raw, c.promptId, c.nowMs);
     if (c.expect === null) {
       expect(value).toBeUndefined();
@@ -180,7 +180,7 @@ describe('L2 wire contract (v2)', () => {
     }
   });
 
-  test.each(f.itemRevision.map((c: any) => [JSON.stringify(c.item.revision), c]))('itemRevision(%s)', (_r, c: any) => {
+  test.each(f.itemRevision.map((c: any) => [JSON.stringify(c.item.revision), c]))('itemRevision(%s)', (...[_r, c]: any[]) => {
     expect(itemRevision(c.item)).toBe(c.revision);
   });
 
@@ -197,7 +197,7 @@ describe('L2 wire contract (v2)', () => {
       await server.stop();
     });
 
-    test.each(f.ordering.map((c: { name: string }) => [c.name, c]))('%s', async (_name, c: any) => {
+    test.each(f.ordering.map((c: { name: string }) => [c.name, c]))('%s', async (...[_name, c]: any[]) => {
       const key = l2ItemKey('ordering', c.name.replace(/ /g, '-'), 'CURRENT');
       await redis.del(key);
       if (c.initial !== null) await redis.set(key, c.initial);

@@ -21,8 +21,18 @@ export function chatContent(system: string, userMessages: string[], extra: Parti
   return { template_type: 'CHAT', system: [{ text: system }], messages, input_variables: vars, ...extra };
 }
 
+/** The last `revision` written to each pointer (`<table>/<id>`), so every pointer write carries a higher one, as the sync's do. */
+const revisions = new Map<string, number>();
+
+function nextRevision(tableName: string, promptId: string): number {
+  const revision = (revisions.get(`${tableName}/${promptId}`) ?? 0) + 1;
+  revisions.set(`${tableName}/${promptId}`, revision);
+  return revision;
+}
+
 /**
- * Writes version item `versionNumber` of `promptId` and points CURRENT at it (a full copy), as the sync does.
+ * Writes version item `versionNumber` of `promptId` and points CURRENT at it (a full copy) with the next
+ * `revision`, as the sync does.
  */
 export async function publish(
   client: DynamoDBClient, tableName: string, promptId: string, versionNumber: number, content: PromptContent,
@@ -48,6 +58,7 @@ export async function publish(
       [Attr.version]: CURRENT,
       [Attr.status]: STATUS_ACTIVE,
       [Attr.latestVersionNumber]: versionNumber,
+      [Attr.revision]: nextRevision(tableName, promptId),
     }),
   }));
 }
@@ -57,9 +68,9 @@ export async function markDeleted(client: DynamoDBClient, tableName: string, pro
   await client.send(new UpdateItemCommand({
     TableName: tableName,
     Key: toItem({ [Attr.promptId]: promptId, [Attr.version]: CURRENT }),
-    UpdateExpression: 'SET #s = :d',
-    ExpressionAttributeNames: { '#s': Attr.status },
-    ExpressionAttributeValues: { ':d': { S: STATUS_DELETED } },
+    UpdateExpression: 'SET #s = :d, #rev = :rev',
+    ExpressionAttributeNames: { '#s': Attr.status, '#rev': Attr.revision },
+    ExpressionAttributeValues: { ':d': { S: STATUS_DELETED }, ':rev': { N: String(nextRevision(tableName, promptId)) } },
   }));
 }
 
@@ -75,19 +86,21 @@ export async function writeCatalog(client: DynamoDBClient, tableName: string, id
       [Attr.bloomBits]: bits,
       [Attr.bloomHashes]: hashes,
       [Attr.count]: ids.length,
+      [Attr.revision]: nextRevision(tableName, CATALOG_ID),
     }),
   }));
 }
 
-/** Records the key (`prompt_id/version`) of every `GetItem` the client sends, in order. */
+/** Records the key (`prompt_id/version`) of every `GetItem` the client sends, and each key of a `BatchGetItem`, in order. */
 export function logGetItemKeys(client: DynamoDBClient): string[] {
   const keys: string[] = [];
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { Key?: Record<string, { S?: string }> };
-      if (context.commandName === 'GetItemCommand' && input.Key) {
-        keys.push(`${input.Key[Attr.promptId]?.S}/${input.Key[Attr.version]?.S}`);
-      }
+      type Key = Record<string, { S?: string }>;
+      const input = args.input as { Key?: Key; RequestItems?: Record<string, { Keys?: Key[] }> };
+      const asked = context.commandName === 'GetItemCommand' && input.Key ? [input.Key]
+        : context.commandName === 'BatchGetItemCommand' ? Object.values(input.RequestItems ?? {}).flatMap((r) => r.Keys ?? []) : [];
+      for (const key of asked) keys.push(`${key[Attr.promptId]?.S}/${key[Attr.version]?.S}`);
       return next(args);
     },
     { step: 'initialize', name: 'getItemKeyLog' },

@@ -7,8 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
 import { fakeDate, logGetItemKeys, markDeleted, publish, textContent } from './fixtures';
 import { l2Key, Prompt, PromptCacheL2, PromptClient, PromptClientStats, PromptNotFoundError } from '../../src/runtime';
-import { L2_IMMUTABLE_TTL_SECONDS } from '../../src/runtime/l2';
-import { CURRENT, versionKey } from '../../src/schema';
+import { CURRENT, L2_VALUE_TTL_SECONDS, versionKey } from '../../src/schema';
 import { CallCounter } from '../support/call-counter';
 import { RedisServer, startRedisServer } from '../support/redis-server';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -121,11 +120,11 @@ test('a prompt one instance read from the table is served to a fresh instance fr
   // THEN the first read the table once and filled Redis
   expect(first.counter.count('GetItem')).toBe(1);
   expect(first.keys.filter((k) => k === 'greeting/CURRENT')).toHaveLength(1);
-  expect(first.prompts.stats()).toMatchObject({ l2Hits: 0, l2Misses: 1, l2Errors: 0 });
+  expect(first.prompts.stats()).toMatchObject({ l2Hits: 0, l2Misses: 2, l2Errors: 0 }); // the catalog (none in this table) and the prompt
   // AND the second was served by Redis, without a GetItem of the prompt
   expect(second.counter.count('GetItem')).toBe(0);
   expect(second.keys).not.toContain('greeting/CURRENT');
-  expect(second.prompts.stats()).toMatchObject({ l2Hits: 1, l2Misses: 0, l2Errors: 0 });
+  expect(second.prompts.stats()).toMatchObject({ l2Hits: 1, l2Misses: 1, l2Errors: 0 }); // the miss: its catalog probe (preload)
   expect(shared).toMatchObject({ id: 'greeting', version: 1, checksum: read.checksum, stale: false });
   expect(shared.content).toEqual(read.content);
   // AND the value sits under l2Key(...) alone, expiring within maxAgeSeconds
@@ -134,12 +133,13 @@ test('a prompt one instance read from the table is served to a fresh instance fr
   expect(ttl).toBeGreaterThan(MAX_AGE_SECONDS - 5);
   expect(ttl).toBeLessThanOrEqual(MAX_AGE_SECONDS);
   expect(JSON.parse((await redis.get(key))!)).toMatchObject({
+    revision: 1,
     fetchedAt: expect.any(Number),
-    item: { prompt_id: 'greeting', version: CURRENT, version_number: 1, checksum: read.checksum },
+    item: { prompt_id: { S: 'greeting' }, version: { S: CURRENT }, version_number: { N: '1' }, checksum: { S: read.checksum } },
   });
 });
 
-test('an exact version is stored with L2_IMMUTABLE_TTL_SECONDS, the CURRENT pointer with maxAgeSeconds', async () => {
+test('an exact version is stored with L2_VALUE_TTL_SECONDS, the CURRENT pointer with maxAgeSeconds', async () => {
   // GIVEN an instance that reads CURRENT (v2) and the exact version 1 from the table
   const first = newInstance();
   const current = await first.prompts.getPrompt('faq');
@@ -154,8 +154,8 @@ test('an exact version is stored with L2_IMMUTABLE_TTL_SECONDS, the CURRENT poin
 
   // THEN the version key lives a day, the pointer key at most maxAgeSeconds
   const versionTtl = await redis.ttl(versionL2Key);
-  expect(versionTtl).toBeGreaterThan(L2_IMMUTABLE_TTL_SECONDS - 5);
-  expect(versionTtl).toBeLessThanOrEqual(L2_IMMUTABLE_TTL_SECONDS);
+  expect(versionTtl).toBeGreaterThan(L2_VALUE_TTL_SECONDS - 5);
+  expect(versionTtl).toBeLessThanOrEqual(L2_VALUE_TTL_SECONDS);
   const currentTtl = await redis.ttl(currentL2Key);
   expect(currentTtl).toBeGreaterThan(0);
   expect(currentTtl).toBeLessThanOrEqual(MAX_AGE_SECONDS);
@@ -217,7 +217,7 @@ test('redis-server stopped mid-run: reads keep succeeding from the table, L2 err
   expect(connection.isOpen).toBe(false);
 });
 
-test('a tombstone read from the table deletes the shared copy', async () => {
+test('a tombstone read from the table replaces the shared copy (a newer revision), so the next instance is told without a table read', async () => {
   // GIVEN a copy of "old" in Redis, then the prompt deleted in the table, then maxAgeSeconds passing
   const clock = fakeDate();
   const key = l2Key(table, 'old', CURRENT);
@@ -235,12 +235,13 @@ test('a tombstone read from the table deletes the shared copy', async () => {
   expect(error).toBeInstanceOf(PromptNotFoundError);
   expect((error as Error).message).toBe("prompt 'old' not found: deleted");
   expect(next.keys).toContain('old/CURRENT');
-  expect(next.prompts.stats()).toMatchObject({ l2Hits: 0, l2Misses: 1, l2Errors: 0 });
-  await waitFor(async () => (await redis.exists(key)) === 0, `${key} deleted from Redis`);
-  // AND the instance after it reads the table too, and is told the same
+  expect(next.prompts.stats()).toMatchObject({ l2Hits: 0, l2Misses: 2, l2Errors: 0 }); // the catalog's key and the prompt's
+  await waitFor(async () => JSON.parse((await redis.get(key)) ?? '{}').item?.status?.S === 'DELETED', `the tombstone of ${key} in Redis`);
+  // AND the instance after it is told the same by Redis
   const after = newInstance();
   await expect(after.prompts.getPrompt('old')).rejects.toThrow("prompt 'old' not found: deleted");
-  expect(after.prompts.stats()).toMatchObject({ l2Hits: 0 });
+  expect(after.keys).not.toContain('old/CURRENT');
+  expect(after.prompts.stats()).toMatchObject({ l2Hits: 1 });
 });
 
 test('a not-found answer is not shared: a prompt created after it is served to the next instance', async () => {
@@ -259,5 +260,5 @@ test('a not-found answer is not shared: a prompt created after it is served to t
   expect(nothingStored).toEqual([]);
   expect(prompt).toMatchObject({ id: 'later', version: 1, stale: false });
   expect(next.keys).toContain('later/CURRENT');
-  expect(next.prompts.stats()).toMatchObject({ l2Hits: 0, l2Misses: 1 });
+  expect(next.prompts.stats()).toMatchObject({ l2Hits: 0, l2Misses: 2 }); // the catalog (none in this table) and the prompt
 });

@@ -43,6 +43,9 @@ beforeAll(async () => {
   // Inside the project (NodejsFunction's projectRoot is the lockfile's directory), in the ignored .tmp/.
   fs.mkdirSync(path.join(root, '.tmp'), { recursive: true });
   work = fs.mkdtempSync(path.join(root, '.tmp', 'reader-'));
+  // The reader is an app of its own: without its own package.json, `cdk-prompt-serving/runtime` would resolve
+  // to this repository itself (a package importing its own name), i.e. to a lib/ that `npm test` has not built.
+  fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'reader-app', private: true }));
   await installCompiledPackage(work);
 });
 

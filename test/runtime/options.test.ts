@@ -33,6 +33,8 @@ test('defaults apply, in milliseconds', () => {
     requestTimeoutMs: 2000,
     maxAttempts: 3,
     l2TimeoutMs: 100,
+    l2ConnectTimeoutMs: 1000,
+    epochPollIntervalMs: 1000,
   });
 });
 

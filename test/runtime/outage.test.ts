@@ -93,7 +93,7 @@ test('a table that accepts connections but never answers costs at most requestTi
   const elapsedMs = performance.now() - started;
   // THEN the catalog read and the prompt read share one deadline
   expect(error).toBeInstanceOf(PromptStoreError);
-  expect((error as Error).message).toBe('GetItem p/CURRENT on table any timed out after 300 ms');
+  expect((error as Error).message).toBe('BatchGetItem #catalog/CURRENT, p/CURRENT on table any timed out after 300 ms');
   expect(elapsedMs).toBeGreaterThanOrEqual(290);
   expect(elapsedMs).toBeLessThan(300 + 200);
   silent.destroy();

@@ -1,0 +1,68 @@
+/**
+ * Watches the table's freshness epoch in the L2 (`…/<table>/#epoch`, `INCR`ed by the invalidation function
+ * after each batch it wrote through): one small `GET` per interval per process, whatever the number of
+ * prompts. When it moves, the client re-validates its in-process copies against the L2 (no table read).
+ */
+export class EpochWatcher {
+  /** The last value seen; `undefined` before the first successful read. */
+  private seen: string | null | undefined;
+  /** A read failed before the first success: copies loaded meanwhile are re-validated then. */
+  private missedSome = false;
+  private checking: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** When the last check finished (epoch ms). */
+  private checkedAt = Date.now();
+
+  constructor(
+    private readonly read: () => Promise<string | null | undefined>,
+    private readonly intervalMs: number,
+    private readonly onMove: () => Promise<void>,
+  ) {}
+
+  start(): void {
+    void this.check();
+    this.timer = setInterval(() => void this.check(), this.intervalMs);
+    this.timer.unref(); // never keeps a process alive
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /**
+   * `true` when no check ran for two intervals: the process was frozen (a Lambda between invocations), so a
+   * change may have been missed; the next read waits for one check.
+   */
+  overdue(now: number): boolean {
+    return now - this.checkedAt > 2 * this.intervalMs;
+  }
+
+  /** Reads the epoch now (one check at a time); re-validates when it moved. Never rejects. */
+  check(): Promise<void> {
+    this.checking ??= this.run().finally(() => {
+      this.checking = undefined;
+      this.checkedAt = Date.now();
+    });
+    return this.checking;
+  }
+
+  private async run(): Promise<void> {
+    let value: string | null | undefined;
+    try {
+      value = (await this.read()) ?? null;
+    } catch {
+      this.missedSome = true;
+      return; // an unreachable L2: copies keep their own expiry
+    }
+    const moved = this.seen === undefined ? this.missedSome : value !== this.seen;
+    if (moved) {
+      try {
+        await this.onMove();
+      } catch {
+        return; // keep the old value: the next check re-validates again
+      }
+    }
+    this.seen = value;
+    this.missedSome = false;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * A caller-supplied prompt `getPrompt` returns only when nothing can be read: the table fails (down,
+ * throttled past the retries, timed out), the L2 has no copy and memory holds none within `staleIfErrorSeconds`.
+ */
+import { checksum, JsonValue, PromptContent } from '../schema/checksum';
+import { Attr, CURRENT, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
+import { templateVariables } from '../schema/template';
+import { Prompt, promptFromItem, staleCopy } from './prompt';
+
+/** A TEXT or CHAT prompt given in code. */
+export interface PromptFallback {
+  /** A TEXT template (`{{name}}` placeholders). Give either `text` or `messages`. */
+  readonly text?: string;
+  /** CHAT message templates in Bedrock Converse shape. */
+  readonly messages?: readonly JsonValue[];
+  /** CHAT system blocks. */
+  readonly system?: readonly JsonValue[];
+  readonly modelId?: string;
+  readonly inferenceConfig?: Readonly<Record<string, JsonValue>>;
+}
+
+/** The fallback as a served prompt: version 0, flagged `stale`, checksum of its content. */
+export function fallbackPrompt(promptId: string, fallback: PromptFallback): Prompt {
+  const isText = typeof fallback.text === 'string';
+  const templates = isText ? fallback.text! : JSON.stringify([fallback.system ?? [], fallback.messages ?? []]);
+  const content: PromptContent = {
+    template_type: isText ? TEMPLATE_TEXT : TEMPLATE_CHAT,
+    ...(isText ? { text: fallback.text } : { messages: [...(fallback.messages ?? [])], system: [...(fallback.system ?? [])] }),
+    input_variables: templateVariables(templates),
+    ...(fallback.modelId !== undefined ? { model_id: fallback.modelId } : {}),
+    ...(fallback.inferenceConfig !== undefined ? { inference_config: { ...fallback.inferenceConfig } } : {}),
+  } as PromptContent;
+  return staleCopy(promptFromItem({
+    ...content, [Attr.promptId]: promptId, [Attr.version]: CURRENT, [Attr.versionNumber]: 0, [Attr.checksum]: checksum(content),
+  }));
+}

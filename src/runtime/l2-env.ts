@@ -1,0 +1,64 @@
+/**
+ * Turns the L2 on from the environment contract (src/schema/env.ts), as the construct's `addReader` sets it:
+ * `PROMPT_SERVING_CACHE_ENDPOINT` present → the built-in Valkey adapter, loaded only then (node-redis is an
+ * optional dependency; a function without the cache never evaluates it).
+ */
+import { CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env } from '../schema/env';
+import { PromptServingError } from './errors';
+import type { AwsCredentials } from './iam-token';
+import type { ValkeyConfig, ValkeyL2 } from './valkey';
+
+/** Where AWS credentials and the Region come from (a `DynamoDBClient`'s resolved config has both). */
+export interface AwsIdentity {
+  readonly credentials: () => Promise<AwsCredentials>;
+  readonly region: () => Promise<string>;
+}
+
+/** The adapter's settings from the environment; `undefined` when the endpoint variable is not set. Throws naming the variable. */
+export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity): Omit<ValkeyConfig, 'onError'> | undefined {
+  const endpoint = env[Env.cacheEndpoint]?.trim();
+  if (!endpoint) return undefined;
+  const match = /^(.+):(\d{1,5})$/.exec(endpoint);
+  if (!match) throw new PromptServingError(`${Env.cacheEndpoint}=${JSON.stringify(endpoint)} must be host:port`);
+  const flag = (name: string, fallback: boolean): boolean => {
+    const raw = env[name]?.trim().toLowerCase();
+    if (raw === undefined || raw === '') return fallback;
+    if (raw !== 'true' && raw !== 'false') throw new PromptServingError(`${name}=${JSON.stringify(env[name])} must be true or false`);
+    return raw === 'true';
+  };
+  const auth = env[Env.cacheAuth]?.trim() || CACHE_AUTH_IAM;
+  if (auth !== CACHE_AUTH_IAM && auth !== CACHE_AUTH_NONE) {
+    throw new PromptServingError(`${Env.cacheAuth}=${JSON.stringify(auth)} must be ${CACHE_AUTH_IAM} or ${CACHE_AUTH_NONE}`);
+  }
+  const resourceType = env[Env.cacheResourceType]?.trim() || CACHE_RESOURCE_SERVERLESS;
+  if (resourceType !== CACHE_RESOURCE_SERVERLESS && resourceType !== CACHE_RESOURCE_REPLICATION_GROUP) {
+    throw new PromptServingError(`${Env.cacheResourceType}=${JSON.stringify(resourceType)} must be ${CACHE_RESOURCE_SERVERLESS} or ${CACHE_RESOURCE_REPLICATION_GROUP}`);
+  }
+  const required = (name: string): string => {
+    const value = env[name]?.trim();
+    if (!value) throw new PromptServingError(`${name} must be set when ${Env.cacheAuth} is ${CACHE_AUTH_IAM} (the construct sets it)`);
+    return value;
+  };
+  let iam: ValkeyConfig['iam'];
+  if (auth === CACHE_AUTH_IAM) {
+    const userId = required(Env.cacheUser);
+    const cacheName = required(Env.cacheName);
+    iam = {
+      userId,
+      cacheName,
+      serverless: resourceType === CACHE_RESOURCE_SERVERLESS,
+      credentials: identity.credentials,
+      region: identity.region,
+    };
+  }
+  return {
+    host: match[1], port: Number(match[2]), tls: flag(Env.cacheTls, true), cluster: flag(Env.cacheCluster, true), iam,
+  };
+}
+
+/** The built-in adapter for `config`; node-redis is required here, on first use only. */
+export function createValkeyL2(config: ValkeyConfig): ValkeyL2 {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { ValkeyL2: Adapter } = require('./valkey') as typeof import('./valkey');
+  return new Adapter(config);
+}

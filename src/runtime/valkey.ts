@@ -1,0 +1,316 @@
+/**
+ * The built-in L2 adapter: ElastiCache for Valkey (or any Redis-protocol server) through node-redis, cluster
+ * mode (`createCluster`, a serverless cache) or standalone, TLS, IAM auth token per connection.
+ *
+ * Loaded only when the L2 is configured (`PROMPT_SERVING_CACHE_ENDPOINT`). node-redis (`redis`, an optional
+ * dependency) is loaded at run time by {@link loadRedis}, by a module name bundlers do not follow: a reader bundle
+ * without the cache never carries it (~400 KB), and one with the cache ships it as a module beside the bundle
+ * (`NodejsFunction` `bundling.nodeModules: ['redis']`, README "Cache tier"). Connection policy:
+ * - connects when created (at client initialisation), not inside a read: reads wait for that first connection
+ *   at most `connectTimeoutMs`, never longer, and never for a reconnection;
+ * - bounded reconnects (node-redis's default retries a wrong password forever): after `maxReconnects` the
+ *   connection is dropped, calls fail at once (the reader goes to the table), and a new connection is tried
+ *   in the background, at most one every `retryAfterMs`, so the L2 resumes by itself;
+ * - a fresh connection (fresh token) replaces the open one every `refreshAfterMs`, before ElastiCache drops
+ *   IAM-authenticated connections at 12 hours.
+ */
+import { createHash } from 'node:crypto';
+import type * as Redis from 'redis';
+import { AwsCredentials, iamAuthToken } from './iam-token';
+import { L2_PUT_IF_NEWER_SCRIPT } from '../schema/l2';
+
+/** ElastiCache drops an IAM-authenticated connection after 12 h; replace it well before. */
+export const CONNECTION_REFRESH_MS = 11 * 60 * 60 * 1000;
+const SCRIPT_SHA1 = createHash('sha1').update(L2_PUT_IF_NEWER_SCRIPT).digest('hex');
+
+export interface ValkeyConfig {
+  readonly host: string;
+  readonly port: number;
+  /** @default true */
+  readonly tls?: boolean;
+  /** PEM CA bundle to trust (tests); the system's CAs otherwise (ElastiCache's certificates are public). */
+  readonly ca?: string;
+  /** Cluster-mode endpoint (`createCluster`). @default true */
+  readonly cluster?: boolean;
+  /** IAM auth when set; otherwise no AUTH unless `password` is. */
+  readonly iam?: {
+    readonly cacheName: string;
+    readonly userId: string;
+    readonly region: () => Promise<string>;
+    readonly serverless: boolean;
+    readonly credentials: () => Promise<AwsCredentials>;
+  };
+  /** Static ACL user (tests, self-managed Redis). */
+  readonly username?: string;
+  readonly password?: string;
+  /** @default 1000 */
+  readonly connectTimeoutMs?: number;
+  /** Reconnection attempts after a drop before the connection is given up. @default 3 */
+  readonly maxReconnects?: number;
+  /** Least time between two background connection attempts after one was given up. @default 1000 */
+  readonly retryAfterMs?: number;
+  /** @default CONNECTION_REFRESH_MS */
+  readonly refreshAfterMs?: number;
+  /** Connection errors (counted, never thrown). */
+  readonly onError?: (err: unknown) => void;
+}
+
+/**
+ * The module name of node-redis, held in a variable so that bundlers (esbuild, `NodejsFunction`) leave the
+ * import to run time instead of copying node-redis into every reader's bundle.
+ */
+const REDIS_MODULE: string = 'redis';
+let redisModule: Promise<typeof Redis> | undefined;
+let loadedRedis: typeof Redis | undefined;
+let warnedMissingRedis = false;
+
+/** node-redis, imported on the first connection; a clear error naming the fix when the function lacks it. */
+export function loadRedis(moduleName: string = REDIS_MODULE): Promise<typeof Redis> {
+  redisModule ??= (importAtRunTime(moduleName) as Promise<typeof Redis>).then((mod) => {
+    loadedRedis = mod;
+    return mod;
+  }, (err: unknown) => {
+    redisModule = undefined;
+    const error = new L2UnavailableError('PROMPT_SERVING_CACHE_ENDPOINT is set but node-redis (`redis`) cannot be loaded: ship it '
+      + "with the function (NodejsFunction: `bundling: { nodeModules: ['redis'] }`; otherwise `redis` in the function's "
+      + `node_modules); reads go to the table (${(err as Error)?.message ?? err})`);
+    if (!warnedMissingRedis) {
+      // A deployment mistake, not a transient failure: say it once in the function's log, not per read.
+      warnedMissingRedis = true;
+      console.warn(JSON.stringify({ level: 'WARN', logger: 'cdk-prompt-serving', message: error.message }));
+    }
+    throw error;
+  });
+  return redisModule;
+}
+
+/**
+ * Loads `name` at run time: `require` in CommonJS (lib/, the tests), `import()` in the ES module build, where
+ * esbuild's `require` stand-in throws "Dynamic require … is not supported" (and plain ESM has no `require`).
+ */
+function importAtRunTime(name: string): Promise<unknown> {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return Promise.resolve(require(name));
+  } catch (err) {
+    const message = String((err as Error)?.message);
+    if (err instanceof ReferenceError || message.includes('Dynamic require of')) return import(name);
+    return Promise.reject(err);
+  }
+}
+
+/** The subset of node-redis both `createClient` and `createCluster` give us. */
+interface Conn {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, options: { EX: number }): Promise<unknown>;
+  del(key: string): Promise<number>;
+  incr(key: string): Promise<number>;
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  connect(): Promise<unknown>;
+  destroy(): void;
+  on(event: 'error', listener: (err: unknown) => void): unknown;
+}
+
+/** Thrown by calls while there is no usable connection (the reader goes on to the table). */
+export class L2UnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'L2UnavailableError';
+  }
+}
+
+export class ValkeyL2 {
+  /** Values are written through by the invalidation function; the reader watches the epoch. */
+  readonly writeThrough = true;
+  private conn: Conn | undefined;
+  private connecting: Promise<Conn> | undefined;
+  private firstConnection: Promise<void>;
+  private nextAttemptAt = 0;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Connections opened so far (the first one and each reconnection or refresh). */
+  connections = 0;
+
+  constructor(private readonly config: ValkeyConfig) {
+    this.firstConnection = this.open().then(() => undefined, () => undefined);
+  }
+
+  /** Resolves once the first connection is up or has failed (never rejects); bounded by `connectTimeoutMs`. */
+  ready(): Promise<void> {
+    return this.firstConnection;
+  }
+
+  get isConnected(): boolean {
+    return this.conn !== undefined;
+  }
+
+  get(key: string): Promise<string | null> {
+    return this.run((c) => c.get(key));
+  }
+
+  set(key: string, value: string, ttlSeconds: number): Promise<unknown> {
+    return this.run((c) => c.set(key, value, { EX: ttlSeconds }));
+  }
+
+  delete(key: string): Promise<unknown> {
+    return this.run((c) => c.del(key));
+  }
+
+  incr(key: string): Promise<number> {
+    return this.run((c) => c.incr(key));
+  }
+
+  /** The ordering rule's script (`EVALSHA`, `EVAL` when the server does not know it yet): 1 written, 0 kept. */
+  putIfNewer(key: string, revision: number, value: string, ttlSeconds: number): Promise<number> {
+    const options = { keys: [key], arguments: [String(revision), value, String(ttlSeconds)] };
+    return this.run(async (conn) => {
+      try {
+        return Number(await conn.evalSha(SCRIPT_SHA1, options));
+      } catch (err) {
+        if (!String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
+        return Number(await conn.eval(L2_PUT_IF_NEWER_SCRIPT, options));
+      }
+    });
+  }
+
+  /**
+   * Runs a call on the connection. A failure that is not the server's answer (closed socket, timeout, a
+   * connection node-redis gave up on) drops the connection, so the next call opens a fresh one.
+   */
+  private async run<T>(call: (conn: Conn) => Promise<T>): Promise<T> {
+    const conn = await this.use();
+    try {
+      return await call(conn);
+    } catch (err) {
+      if (!(loadedRedis !== undefined && err instanceof loadedRedis.ErrorReply) && this.conn === conn) {
+        this.conn = undefined;
+        this.nextAttemptAt = Date.now() + (this.config.retryAfterMs ?? 1000);
+        conn.destroy();
+      }
+      throw err;
+    }
+  }
+
+  /** Closes the connection and stops reconnecting. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.refreshTimer);
+    const conn = this.conn ?? await this.connecting?.catch(() => undefined);
+    this.conn = undefined;
+    conn?.destroy();
+  }
+
+  /** The open connection, during the first connection that one (bounded), else an immediate failure. */
+  private async use(): Promise<Conn> {
+    if (this.conn !== undefined) return this.conn;
+    if (this.closed) throw new L2UnavailableError('L2 connection closed');
+    if (this.connecting !== undefined && this.connections <= 1) return this.connecting;
+    if (this.connecting === undefined && Date.now() >= this.nextAttemptAt) void this.open().catch(() => undefined);
+    throw new L2UnavailableError('no L2 connection (reconnecting in the background)');
+  }
+
+  /** Opens one connection (one attempt at a time), bounded by `connectTimeoutMs`. */
+  private open(): Promise<Conn> {
+    this.connecting ??= this.connect().then((conn) => {
+      if (this.closed) {
+        conn.destroy();
+        throw new L2UnavailableError('L2 connection closed');
+      }
+      this.conn = conn;
+      this.scheduleRefresh();
+      return conn;
+    }, (err: unknown) => {
+      this.nextAttemptAt = Date.now() + (this.config.retryAfterMs ?? 1000);
+      this.config.onError?.(err);
+      throw err;
+    }).finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private async connect(): Promise<Conn> {
+    this.connections++;
+    const conn = this.build(await loadRedis());
+    const timeoutMs = this.config.connectTimeoutMs ?? 1000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new L2UnavailableError(`L2 did not connect within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([conn.connect(), timeout]);
+      return conn;
+    } catch (err) {
+      conn.destroy();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private build({ createClient, createCluster }: typeof Redis): Conn {
+    const config = this.config;
+    const { host, port } = config;
+    const maxReconnects = config.maxReconnects ?? 3;
+    let conn: Conn;
+    const reconnectStrategy = (retries: number): number | false => {
+      if (retries < maxReconnects) return Math.min(50 * 2 ** retries, 1000);
+      // Given up: drop this connection so calls fail fast and the next call schedules a fresh one.
+      if (this.conn === conn) {
+        this.conn = undefined;
+        this.nextAttemptAt = Date.now() + (config.retryAfterMs ?? 1000);
+      }
+      return false;
+    };
+    const tls = config.tls ?? true;
+    const socket = {
+      host,
+      port,
+      connectTimeout: config.connectTimeoutMs ?? 1000,
+      reconnectStrategy,
+      ...(tls ? { tls: true as const, servername: host, ...(config.ca ? { ca: config.ca } : {}) } : {}),
+    };
+    const iam = config.iam;
+    const auth = iam
+      ? {
+        credentialsProvider: {
+          type: 'async-credentials-provider' as const,
+          credentials: async () => ({
+            username: iam.userId,
+            password: iamAuthToken({ ...iam, region: await iam.region(), credentials: await iam.credentials() }),
+          }),
+        },
+      }
+      : { username: config.username, password: config.password };
+    if (config.cluster ?? true) {
+      conn = createCluster({
+        rootNodes: [{ socket }],
+        defaults: { socket: { ...socket, host: undefined, port: undefined }, ...auth, disableClientInfo: true },
+        maxCommandRedirections: 4,
+      }) as unknown as Conn;
+    } else {
+      conn = createClient({ socket, ...auth, disableClientInfo: true }) as unknown as Conn;
+    }
+    conn.on('error', (err) => config.onError?.(err));
+    return conn;
+  }
+
+  /** Opens a fresh connection before the 12-hour limit, then swaps it in and drops the old one. */
+  private scheduleRefresh(): void {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => {
+      // Until the fresh connection is up, calls keep using the old one.
+      const old = this.conn;
+      void this.connect().then((fresh) => {
+        this.conn = fresh;
+        old?.destroy();
+        this.scheduleRefresh();
+      }, (err: unknown) => {
+        this.config.onError?.(err);
+        this.scheduleRefresh();
+      });
+    }, this.config.refreshAfterMs ?? CONNECTION_REFRESH_MS);
+    this.refreshTimer.unref();
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * The BUNDLED invalidation handler driven the way the event source mapping drives it: DynamoDB Local's stream
+ * (filter criteria applied), partial batch responses, bisection, bounded retries, a dead-letter queue; against a
+ * TLS, cluster-mode redis-server whose ACL users hold exactly the library's access rules.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createClient } from 'redis';
+import { BUNDLE, cacheClient, createStreamTable, handlerEnv, poller, READER, startCache, startHandler, WRITER } from './cache-fixture';
+import { PromptClient } from '../../src/runtime';
+import { ValkeyL2 } from '../../src/runtime/valkey';
+import { CATALOG_ID, CURRENT, decodeL2Value, l2CatalogKey, l2EpochKey, l2ItemKey, versionKey } from '../../src/schema';
+import { markDeleted, publish, textContent, writeCatalog } from '../runtime/fixtures';
+import { CallCounter } from '../support/call-counter';
+import { LambdaProcess, startLambda } from '../support/lambda-runner';
+import { ADMIN_AUTH, RedisServer } from '../support/redis-server';
+import { StreamPoller } from '../support/stream-poller';
+import { deleteTable, localDynamoDBClient } from '../support/table';
+
+let admin: DynamoDBClient;
+let table: string;
+let streamArn: string;
+let cache: RedisServer;
+let fn: LambdaProcess;
+let stream: StreamPoller;
+let inspect: ReturnType<typeof createClient>;
+const closers: (() => Promise<unknown> | unknown)[] = [];
+
+beforeAll(async () => {
+  admin = localDynamoDBClient();
+  ({ table, streamArn } = await createStreamTable(admin));
+  cache = await startCache(table);
+  fn = await startHandler(table, cache);
+  stream = poller(streamArn, fn.invoke, { batchSize: 10, maxRetries: 2 });
+  inspect = createClient({ url: cache.url, ...ADMIN_AUTH, socket: { tls: true, ca: cache.ca, servername: 'localhost', reconnectStrategy: false } });
+  inspect.on('error', () => undefined); // the cache is stopped on purpose below
+  await inspect.connect();
+}, 60_000);
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+  await inspect?.close().catch(() => undefined);
+  stream?.close();
+  await fn?.stop();
+  await cache?.stop();
+  await deleteTable(admin, table);
+  admin.destroy();
+});
+
+async function stored(promptId: string, sortKey = CURRENT) {
+  const raw = await inspect.get(l2ItemKey(table, promptId, sortKey));
+  return raw === null ? undefined : decodeL2Value(raw, promptId);
+}
+
+test('a pointer write reaches the L2 through the stream: written through with its revision, version rows filtered out, the epoch bumped once per batch', async () => {
+  // GIVEN two prompts published (a version item and a pointer each) and the catalog
+  await publish(admin, table, 'greeting', 1, textContent('Hello {{name}}!'));
+  await publish(admin, table, 'faq', 1, textContent('v1 {{q}}'));
+  await writeCatalog(admin, table, ['greeting', 'faq']);
+  const epochBefore = Number(await inspect.get(l2EpochKey(table)) ?? 0);
+
+  // WHEN the stream is drained into the bundled handler
+  const delivered = await stream.drain();
+
+  // THEN only the CURRENT rows (2 pointers + #catalog) were delivered, in one batch, and none failed
+  expect(delivered).toBe(3);
+  expect(stream.invocations.at(-1)).toMatchObject({ threw: false, failures: 0 });
+  expect(stream.dlq).toEqual([]);
+  // AND each is stored in DynamoDB JSON with its revision; the catalog's binary Bloom filter is base64
+  expect(await stored('greeting')).toMatchObject({ revision: 1, item: { prompt_id: { S: 'greeting' }, version: { S: CURRENT }, version_number: { N: '1' } } });
+  const catalog = decodeL2Value((await inspect.get(l2CatalogKey(table)))!, CATALOG_ID)!;
+  expect(catalog.item.bloom).toEqual({ B: expect.stringMatching(/^[A-Za-z0-9+/]+=*$/) });
+  expect(await inspect.exists(l2ItemKey(table, 'greeting', versionKey(1)))).toBe(0);
+  // AND the epoch moved by exactly one, for one batch
+  expect(Number(await inspect.get(l2EpochKey(table)))).toBe(epochBefore + 1);
+  // AND the values live L2_VALUE_TTL_SECONDS
+  expect(await inspect.ttl(l2ItemKey(table, 'greeting', CURRENT))).toBeGreaterThan(86_000);
+  // AND the function logged one structured line for the batch
+  expect(fn.logs.map((l) => JSON.parse(l)).filter((l) => l.message === 'batch written through').at(-1))
+    .toMatchObject({ level: 'INFO', records: 3, written: 3, kept: 0 });
+});
+
+test('redelivered and reordered records never replace a newer pointer with an older one', async () => {
+  // GIVEN three changes of one prompt on the stream
+  await publish(admin, table, 'churn', 1, textContent('one'));
+  await publish(admin, table, 'churn', 2, textContent('two'));
+  await publish(admin, table, 'churn', 3, textContent('three'));
+  const records = (await stream.read()).filter((r) => r.dynamodb.Keys.prompt_id?.S === 'churn' && r.dynamodb.Keys.version?.S === CURRENT);
+  expect(records).toHaveLength(3);
+
+  // WHEN they are delivered newest first, then each twice more in order (redelivery after a timeout)
+  await fn.invoke({ Records: [...records].reverse() });
+  for (const r of [...records, ...records]) await fn.invoke({ Records: [r] });
+
+  // THEN the L2 holds version 3, revision 3
+  expect(await stored('churn')).toMatchObject({ revision: 3, item: { version_number: { N: '3' } } });
+});
+
+test('a REMOVE deletes the key; a tombstone is written through and readers are told not found', async () => {
+  // GIVEN a prompt in the L2 (and in the catalog, so the tombstone is what answers)
+  await publish(admin, table, 'gone', 1, textContent('bye'));
+  await writeCatalog(admin, table, ['greeting', 'faq', 'gone']);
+  await stream.drain();
+  expect(await stored('gone')).toBeDefined();
+  // WHEN it is deleted at the source (the pointer becomes a tombstone)
+  await markDeleted(admin, table, 'gone');
+  await stream.drain();
+  // THEN the tombstone is in the L2 and a reader answers not found without reading the table
+  expect(await stored('gone')).toMatchObject({ item: { status: { S: 'DELETED' } } });
+  const counter = new CallCounter();
+  const reader = cacheClient(cache);
+  closers.push(() => reader.close());
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient: counter.attach(localDynamoDBClient()), l2: reader });
+  closers.push(() => prompts.close());
+  await expect(prompts.getPrompt('gone')).rejects.toThrow("prompt 'gone' not found: deleted");
+  expect(counter.count('GetItem') + counter.count('BatchGetItem')).toBe(0);
+  // AND a REMOVE event (the pointer row itself deleted) drops the key
+  const [removal] = (await stream.read());
+  expect(removal).toBeUndefined();
+  await fn.invoke({ Records: [{ eventID: 'x', eventName: 'REMOVE', dynamodb: { Keys: { prompt_id: { S: 'gone' }, version: { S: CURRENT } }, SequenceNumber: '1' } }] });
+  expect(await inspect.exists(l2ItemKey(table, 'gone', CURRENT))).toBe(0);
+});
+
+test('the ACL users hold exactly the library\'s rights: other keys and other commands are refused', async () => {
+  // GIVEN a reader and a writer connection made by the adapter (IAM token, TLS, cluster)
+  const reader = cacheClient(cache, READER);
+  const writer = cacheClient(cache, WRITER);
+  closers.push(() => reader.close(), () => writer.close());
+  await Promise.all([reader.ready(), writer.ready()]);
+  expect(reader.isConnected && writer.isConnected).toBe(true);
+  // THEN both read keys of this table; only the writer may INCR and DEL
+  await expect(reader.get(l2EpochKey(table))).resolves.not.toBeUndefined();
+  await expect(reader.incr(l2EpochKey(table))).rejects.toThrow(/NOPERM/);
+  await expect(reader.delete(l2ItemKey(table, 'x', CURRENT))).rejects.toThrow(/NOPERM/);
+  await expect(writer.delete(l2ItemKey(table, 'x', CURRENT))).resolves.toBe(0);
+  // AND neither reaches another table's keys, nor runs anything else
+  await expect(reader.get(l2ItemKey('other-table', 'x', CURRENT))).rejects.toThrow(/NOPERM/);
+  await expect(writer.putIfNewer(l2ItemKey('other-table', 'x', CURRENT), 1, '{}', 60)).rejects.toThrow(/NOPERM/);
+  const raw = createClient({ url: cache.url, username: READER, password: 'any', socket: { tls: true, ca: cache.ca, servername: 'localhost', reconnectStrategy: false } });
+  raw.on('error', () => undefined);
+  await raw.connect();
+  closers.push(() => raw.close().catch(() => undefined));
+  await expect(raw.keys('*')).rejects.toThrow(/NOPERM/);
+  await expect(raw.flushAll()).rejects.toThrow(/NOPERM/);
+  await expect(raw.incr(l2ItemKey(table, 'x', CURRENT))).rejects.toThrow(/NOPERM/);
+});
+
+test('one poison record is isolated by bisection: the rest of its batch is applied, it alone goes to the dead-letter queue after bounded retries', async () => {
+  // GIVEN a batch of 6 real records with one corrupted in the middle (its NewImage lost)
+  for (let i = 1; i <= 6; i++) await publish(admin, table, `p${i}`, 1, textContent(`text ${i}`));
+  const records = (await stream.read()).filter((r) => r.dynamodb.Keys.version?.S === CURRENT);
+  expect(records).toHaveLength(6);
+  const poison = { ...records[2], dynamodb: { ...records[2].dynamodb, NewImage: undefined } };
+  const batch = [...records.slice(0, 2), poison, ...records.slice(3)];
+  const dlqBefore = stream.dlq.length;
+  const invocationsBefore = stream.invocations.length;
+
+  // WHEN the mapping delivers it
+  await (stream as unknown as { deliver(b: unknown[], a: number): Promise<void> }).deliver(batch, 0);
+
+  // THEN every good record is in the L2
+  for (const i of [1, 2, 4, 5, 6]) expect(await stored(`p${i}`)).toMatchObject({ revision: 1 });
+  expect(await stored('p3')).toBeUndefined();
+  // AND the poison record alone reached the dead-letter queue, after 1 + maxRetries (2) attempts on its own
+  expect(stream.dlq.slice(dlqBefore)).toEqual([[poison]]);
+  const alone = stream.invocations.slice(invocationsBefore)
+    .filter((i) => i.sequenceNumbers.length === 1 && i.sequenceNumbers[0] === poison.dynamodb.SequenceNumber);
+  expect(alone).toHaveLength(3);
+  expect(fn.logs.some((l) => l.includes('stream record breaks the contract') && l.includes(poison.dynamodb.SequenceNumber))).toBe(true);
+});
+
+test('the L2 down: bounded retries, then the dead-letter queue; the function heals by itself once the L2 is back', async () => {
+  // GIVEN the cache stopped
+  await cache.stop();
+  await publish(admin, table, 'during-outage', 1, textContent('x'));
+  const invocationsBefore = stream.invocations.length;
+  // WHEN the mapping delivers the change
+  await stream.drain();
+  // THEN it was tried 1 + maxRetries times (each reporting the record failed), then sent to the dead-letter queue
+  const tries = stream.invocations.slice(invocationsBefore);
+  expect(tries).toHaveLength(3);
+  expect(tries.every((t) => t.failures === 1 && !t.threw)).toBe(true);
+  expect(stream.dlq.at(-1)?.map((r) => r.dynamodb.Keys.prompt_id)).toEqual([{ S: 'during-outage' }]);
+
+  // WHEN the cache comes back on the same port, and further changes arrive (each tried 1 + maxRetries times at once)
+  cache = await startCache(table, cache);
+  let applied = false;
+  let changes = 0;
+  while (!applied && changes < 20) {
+    changes++;
+    await publish(admin, table, 'after-outage', changes, textContent(`y${changes}`));
+    await stream.drain();
+    applied = (await readWithFreshClient('after-outage')) !== undefined;
+    if (!applied) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  // THEN the same function process wrote one through within a few seconds (it reconnected by itself)
+  expect(applied).toBe(true);
+  expect(changes).toBeLessThanOrEqual(8); // the adapter retries a connection at most once a second
+});
+
+async function readWithFreshClient(promptId: string) {
+  const c = createClient({ url: cache.url, ...ADMIN_AUTH, socket: { tls: true, ca: cache.ca, servername: 'localhost', reconnectStrategy: false } });
+  c.on('error', () => undefined);
+  await c.connect();
+  try {
+    const raw = await c.get(l2ItemKey(table, promptId, CURRENT));
+    return raw === null ? undefined : decodeL2Value(raw, promptId);
+  } finally {
+    await c.close();
+  }
+}
+
+test('the function fails at init naming a missing variable', async () => {
+  const { PROMPT_SERVING_TABLE_NAME: _omitted, ...env } = handlerEnv(table, cache);
+  await expect(startLambda(BUNDLE, env)).rejects.toThrow(/environment variable PROMPT_SERVING_TABLE_NAME is not set/);
+});
+
+void ValkeyL2;
