@@ -114,8 +114,53 @@ export function parseVersionKey(key: string): number | undefined {
   return n >= 1 ? n : undefined;
 }
 
-/** Whether `id` may be used as a prompt id (non-empty, not reserved). */
-export function isValidPromptId(id: unknown): id is string {
-  return typeof id === 'string' && id.length > 0 && id.length <= 1024 && !id.startsWith(RESERVED_PREFIX);
+/**
+ * Longest prompt id, in bytes of UTF-8 (not characters: one CJK character is 3 bytes, an emoji 4).
+ * DynamoDB allows 2,048 bytes in a partition key; half of that leaves room for the L2 cache key prefix and
+ * for composite keys, and is far above any real prompt name (Bedrock's ids are 10 characters).
+ */
+export const MAX_PROMPT_ID_BYTES = 1024;
+
+/**
+ * Bytes of `id` in UTF-8, or `undefined` if it is not well-formed Unicode (a lone surrogate: encoders
+ * would replace it, so two different ids would become one key).
+ */
+export function utf8ByteLength(id: string): number | undefined {
+  let bytes = 0;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 0x80) {bytes += 1;} else if (c < 0x800) {bytes += 2;} else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = id.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return undefined;
+      bytes += 4;
+      i++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) {return undefined;} else {bytes += 3;}
+  }
+  return bytes;
 }
 
+/**
+ * Why `id` cannot be a prompt id, or `undefined` when it can. The rules (mirrored by the Python client):
+ * a string of 1 to {@link MAX_PROMPT_ID_BYTES} bytes of UTF-8, well-formed Unicode, not starting with
+ * {@link RESERVED_PREFIX}.
+ */
+export function promptIdProblem(id: unknown): string | undefined {
+  if (typeof id !== 'string') return `a prompt id must be a string, got ${id === null ? 'null' : typeof id}`;
+  if (id.length === 0) return 'a prompt id must not be empty';
+  if (id.startsWith(RESERVED_PREFIX)) return `prompt ids starting with '${RESERVED_PREFIX}' are reserved`;
+  const bytes = utf8ByteLength(id);
+  if (bytes === undefined) return 'a prompt id must be well-formed Unicode (it holds a lone surrogate)';
+  if (bytes > MAX_PROMPT_ID_BYTES) return `a prompt id must be at most ${MAX_PROMPT_ID_BYTES} bytes of UTF-8, got ${bytes}`;
+  return undefined;
+}
+
+/** Whether `id` may be used as a prompt id (see {@link promptIdProblem} for the rules). */
+export function isValidPromptId(id: unknown): id is string {
+  return promptIdProblem(id) === undefined;
+}
+
+/** `JSON.stringify(id)` cut to a readable length, for error messages about hostile ids. */
+export function describePromptId(id: unknown): string {
+  const text = typeof id === 'string' ? JSON.stringify(id) : String(id);
+  return text.length > 80 ? `${text.slice(0, 60)}…" (${text.length} characters)` : text;
+}

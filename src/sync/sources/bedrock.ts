@@ -119,6 +119,8 @@ export class BedrockPromptSource implements PromptSourceReader {
    * the version list is read anyway, so a full and a targeted sync do the same calls.
    */
   async fetch(id: string, _summary: SourceSummary | undefined, known: KnownPrompt | undefined): Promise<FetchResult> {
+    // Outside the configured ids, a prompt is not served, whatever Bedrock holds (and IAM may deny reading it).
+    if (this.promptIds && !this.promptIds.includes(id)) return { kind: 'not-found', reason: 'outside the configured promptIds' };
     try {
       return this.selection === DRAFT ? await this.fetchDraft(id) : await this.fetchLatest(id, known);
     } catch (error) {
