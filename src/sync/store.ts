@@ -246,8 +246,12 @@ export class ServingTableStore {
       : Number.isSafeInteger(Number(rawRevision?.S)) && Number(rawRevision?.S) >= 0 ? Number(rawRevision?.S) : 0;
     return problem === undefined
       ? {
-        bloom: fields.bloom as Uint8Array, bits: fields.bits as number, hashes: fields.hashes as number, count: fields.count as number,
-        revision, rawRevision,
+        bloom: fields.bloom as Uint8Array,
+        bits: fields.bits as number,
+        hashes: fields.hashes as number,
+        count: fields.count as number,
+        revision,
+        rawRevision,
       }
       : { bloom: new Uint8Array(0), bits: 0, hashes: 0, count: -1, revision, rawRevision, problem };
   }
@@ -323,7 +327,13 @@ export class ServingTableStore {
  * Condition of a catalog write: the item is still as read. Guards on the raw `revision` (whatever its type,
  * or its absence), so a hand-broken revision is repaired instead of conflicting forever.
  */
-function catalogGuard(current: Catalog | undefined): { ConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues?: Item } {
+interface Guard {
+  readonly ConditionExpression: string;
+  readonly ExpressionAttributeNames: Record<string, string>;
+  readonly ExpressionAttributeValues?: Item;
+}
+
+function catalogGuard(current: Catalog | undefined): Guard {
   if (!current) return { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } };
   if (current.rawRevision === undefined) {
     return {
