@@ -17,6 +17,18 @@ export const RESERVED_PREFIX = '#';
 /** Partition key of the catalog item (a Bloom filter of every ACTIVE prompt id). */
 export const CATALOG_ID = '#catalog';
 
+/**
+ * The sync's shared Bedrock request budget (one token bucket for every concurrent sync): partition key and
+ * sort key of its item. Not a `CURRENT` row, so DynamoDB Streams filters and readers never see it.
+ */
+export const BUDGET_ID = '#bedrock-budget';
+export const BUDGET_SORT_KEY = 'BUCKET';
+/**
+ * Per-prompt sync claims (coalescing of concurrent syncs of one prompt): partition key; the sort key is the
+ * prompt id (at most {@link MAX_PROMPT_ID_BYTES} bytes, DynamoDB's sort key limit).
+ */
+export const CLAIMS_ID = '#sync-claims';
+
 /** Digits of the zero-padded version number in a version item's sort key. */
 export const VERSION_DIGITS = 6;
 /** Highest version number the sort key format can hold. */
@@ -72,6 +84,14 @@ export const Attr = {
    * ordering rule compares it (see ./l2.ts). 0 when absent (a row written before it existed).
    */
   revision: 'revision',
+  // sync coordination items (not prompt rows)
+  /** Budget item: epoch milliseconds of the next free Bedrock call slot (N). */
+  nextSlotAt: 'next_slot_at',
+  /** Claim item: when the claiming sync started (epoch ms, N), and when the claim lapses (epoch s, N; TTL-friendly). */
+  claimedAt: 'claimed_at',
+  claimExpiresAt: 'expires_at',
+  /** Claim item: a random token naming the claiming sync (S). */
+  claimToken: 'claim_token',
 } as const;
 
 /**

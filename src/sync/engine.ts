@@ -6,7 +6,9 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Attr, PromptContent, STATUS_ACTIVE, bloomMightContain, checksum, describePromptId, promptIdProblem } from '../schema';
+import { ClaimResult, SyncClaims } from './claims';
 import { contentProblem, pointerItem, sizeProblem, versionItem } from './content';
+import { isTransient } from './errors';
 import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceReadError, SourceSummary } from './source';
 import { PointerState, ServingTableStore } from './store';
 
@@ -29,6 +31,17 @@ export interface SyncEngineOptions {
    * large account finish inside the Lambda timeout. @default - no deadline
    */
   readonly deadline?: number;
+  /**
+   * Per-prompt claims shared by concurrent syncs: a prompt another sync is already reading (having started
+   * after the change) is skipped as `coalesced`. @default - no coalescing across syncs
+   */
+  readonly claims?: SyncClaims;
+}
+
+/** What a targeted sync is about. */
+export interface SyncPromptOptions {
+  /** When the change happened (ISO-8601, e.g. a CloudTrail event's `eventTime`). @default - now */
+  readonly changedAt?: string;
 }
 
 /** A prompt that could not be synced, and why. `retryable` failures (throttling, network) may heal on retry. */
@@ -58,6 +71,8 @@ export interface SyncReport {
   readonly failures: SyncFailure[];
   /** Listed prompts the source has nothing to serve for yet (e.g. no numbered version). */
   readonly skipped: { id: string; reason: string }[];
+  /** Prompts left to a concurrent sync that started reading them after the change (no source call made). */
+  readonly coalescedIds: string[];
   readonly catalogUpdated: boolean;
   /** Pointers found breaking the contract (hand-edited), with what was wrong; each was rewritten from the source. */
   readonly repaired: { id: string; reason: string }[];
@@ -68,6 +83,7 @@ export interface SyncReport {
 
 type Outcome =
   | { kind: 'unchanged' }
+  | { kind: 'coalesced' }
   | { kind: 'written'; membership: boolean }
   | { kind: 'deleted' }
   | { kind: 'skipped'; reason: string }
@@ -79,6 +95,7 @@ export class SyncEngine {
   private readonly concurrency: number;
   private readonly now: () => Date;
   private readonly deadline: number | undefined;
+  private readonly claims: SyncClaims | undefined;
   /** Ids whose next version number must come from the history (a version item was found in the way). */
   private readonly versionLookups = new Set<string>();
 
@@ -88,6 +105,7 @@ export class SyncEngine {
     this.concurrency = options.concurrency ?? DEFAULT_SYNC_CONCURRENCY;
     this.now = options.now ?? (() => new Date());
     this.deadline = options.deadline;
+    this.claims = options.claims;
   }
 
   /**
@@ -99,6 +117,7 @@ export class SyncEngine {
   async fullSync(): Promise<SyncReport> {
     const started = Date.now();
     const listedAt = readClock();
+    const listedAtMs = Date.now();
     const listing = await this.source.list();
     const invalid = invalidEntries(listing);
     const valid = listing.prompts.filter((p) => !invalid.has(p.id));
@@ -112,7 +131,8 @@ export class SyncEngine {
         deferred++;
         return;
       }
-      outcomes.set(summary.id, await this.syncOne(summary.id, summary, pointers.get(summary.id)));
+      const changedAt = summary.changedAt !== undefined && !Number.isNaN(Date.parse(summary.changedAt)) ? Date.parse(summary.changedAt) : listedAtMs;
+      outcomes.set(summary.id, await this.syncOne(summary.id, summary, pointers.get(summary.id), changedAt));
     });
 
     // Deletions: any ACTIVE pointer the source no longer lists. The catalog's count tells whether there can
@@ -133,7 +153,7 @@ export class SyncEngine {
           deferred++;
           return;
         }
-        outcomes.set(state.id, await this.confirmGone(state, listedAt));
+        outcomes.set(state.id, await this.confirmGone(state, listedAt, listedAtMs));
       });
     }
 
@@ -148,7 +168,7 @@ export class SyncEngine {
    * Syncs one prompt (e.g. after a CloudTrail event): written, unchanged, or marked DELETED. Also repairs
    * the catalog if an ACTIVE prompt is missing from it (an earlier rebuild that failed or was cut short).
    */
-  async syncPrompt(id: string): Promise<SyncReport> {
+  async syncPrompt(id: string, options: SyncPromptOptions = {}): Promise<SyncReport> {
     const started = Date.now();
     const idProblem = promptIdProblem(id);
     if (idProblem !== undefined) {
@@ -157,7 +177,8 @@ export class SyncEngine {
       return this.report('prompt', 1, new Map([[String(id), outcome]]), false, started);
     }
     const [pointer, catalog] = await Promise.all([this.store.getPointer(id), this.store.getCatalog()]);
-    const outcome = await this.syncOne(id, undefined, pointer);
+    const changedAt = options.changedAt !== undefined && !Number.isNaN(Date.parse(options.changedAt)) ? Date.parse(options.changedAt) : Date.now();
+    const outcome = await this.syncOne(id, undefined, pointer, changedAt);
     const missingFromCatalog = outcome.kind === 'unchanged' && pointer?.status === STATUS_ACTIVE
       && (catalog === undefined || catalog.problem !== undefined || !bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
     const catalogUpdated = changesMembership(outcome) || missingFromCatalog
@@ -166,11 +187,27 @@ export class SyncEngine {
     return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started, { repaired: repairsOf(pointer ? [pointer] : []) });
   }
 
-  private async syncOne(id: string, summary: SourceSummary | undefined, pointer: PointerState | undefined): Promise<Outcome> {
+  private async syncOne(id: string, summary: SourceSummary | undefined, pointer: PointerState | undefined, changedAtMs: number): Promise<Outcome> {
     const serving = pointer?.status === STATUS_ACTIVE && pointer.problems.length === 0;
     if (summary && serving && pointer!.sourceRevision === summary.revision) {
       return { kind: 'unchanged' };
     }
+    if (!this.claims) return this.readAndApply(id, summary, pointer, serving);
+    let claim: ClaimResult;
+    try {
+      claim = await this.claims.claim(id, changedAtMs);
+    } catch (err) {
+      return failedOutcome(err);
+    }
+    if (claim.kind === 'covered') return { kind: 'coalesced' };
+    try {
+      return await this.readAndApply(id, summary, pointer, serving);
+    } finally {
+      await this.claims.release(id, claim.token);
+    }
+  }
+
+  private async readAndApply(id: string, summary: SourceSummary | undefined, pointer: PointerState | undefined, serving: boolean): Promise<Outcome> {
     const readAt = readClock();
     let fetched: FetchResult;
     try {
@@ -202,9 +239,9 @@ export class SyncEngine {
    * An ACTIVE prompt the listing left out: asked for by id (a short or empty listing page is not proof of
    * absence). Gone at the source → DELETED; still there → synced like any other (and kept).
    */
-  private async confirmGone(state: PointerState, listedAt: string): Promise<Outcome> {
+  private async confirmGone(state: PointerState, listedAt: string, listedAtMs: number): Promise<Outcome> {
     if (isOlder(listedAt, state.sourceReadAt)) return { kind: 'unchanged' }; // written after the listing
-    return this.syncOne(state.id, undefined, state);
+    return this.syncOne(state.id, undefined, state, listedAtMs);
   }
 
   /**
@@ -288,12 +325,14 @@ export class SyncEngine {
     const deletedIds: string[] = [];
     const failures: SyncFailure[] = (extra.listingFailures ?? []).map((f) => ({ ...f, retryable: false }));
     const skipped: { id: string; reason: string }[] = [];
+    const coalescedIds: string[] = [];
     let unchanged = 0;
     for (const [id, o] of outcomes) {
       if (o.kind === 'written') writtenIds.push(id);
       else if (o.kind === 'deleted') deletedIds.push(id);
       else if (o.kind === 'failed') failures.push({ id, reason: o.reason, retryable: o.retryable });
       else if (o.kind === 'skipped') skipped.push({ id, reason: o.reason });
+      else if (o.kind === 'coalesced') coalescedIds.push(id);
       else unchanged++;
     }
     const deferred = extra.deferred ?? 0;
@@ -311,6 +350,7 @@ export class SyncEngine {
       deletedIds,
       failures,
       skipped,
+      coalescedIds,
       catalogUpdated,
       repaired: extra.repaired ?? [],
       sourceCalls: stats.calls,
@@ -342,7 +382,7 @@ function isOlder(a: string | undefined, b: string | undefined): boolean {
 function failedOutcome(err: unknown, pointer?: PointerState): Outcome {
   const message = err instanceof Error ? err.message : String(err);
   const reason = pointer && pointer.problems.length > 0 ? `${message} (repairing a broken pointer: ${pointer.problems.join('; ')})` : message;
-  return { kind: 'failed', reason, retryable: err instanceof SourceReadError ? err.retryable : true };
+  return { kind: 'failed', reason, retryable: err instanceof SourceReadError ? err.retryable : isTransient(err) };
 }
 
 /**

@@ -14,6 +14,11 @@ export interface SourceSummary {
    * means "unchanged": the engine neither fetches nor writes.
    */
   readonly revision: string;
+  /**
+   * When the source last changed this prompt as far as the listing shows (ISO-8601), if it knows: lets a
+   * sync skip a prompt that a sync started after that time is already reading (see sync/claims.ts).
+   */
+  readonly changedAt?: string;
 }
 
 /** One prompt as the source holds it. */

@@ -63,6 +63,16 @@ export interface StandInStats {
   readonly throttled: Record<StandInOperation, number>;
 }
 
+/** One request as the stand-in saw it. */
+export interface StandInRequest {
+  /** `performance.now()` when it arrived. */
+  readonly at: number;
+  readonly operation: StandInOperation;
+  /** The prompt named by the path (GetPrompt) or by `promptIdentifier` (ListPrompts), if any. */
+  readonly promptId?: string;
+  readonly throttled: boolean;
+}
+
 interface Snapshot extends PromptDraft {
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -92,6 +102,8 @@ export class BedrockStandIn {
   /** Real-time (`performance.now()`) stamps of the requests admitted in the last second, per operation. */
   private readonly windows = new Map<StandInOperation, number[]>();
   private counters: StandInStats = emptyStats();
+  /** Every request that reached the server (admitted or throttled), oldest first, since start or the last reset. */
+  private log: StandInRequest[] = [];
   private server?: http.Server;
   private url?: string;
 
@@ -189,10 +201,27 @@ export class BedrockStandIn {
     return { served: { ...this.counters.served }, throttled: { ...this.counters.throttled } };
   }
 
-  /** Clears the counters and the quota windows; prompts are kept. */
+  /** Clears the counters, the request log and the quota windows; prompts are kept. */
   reset(): void {
     this.counters = emptyStats();
     this.windows.clear();
+    this.log = [];
+  }
+
+  /** Every request since start or the last {@link reset}, oldest first. */
+  requests(): readonly StandInRequest[] {
+    return [...this.log];
+  }
+
+  /** The most requests (all operations together, throttled ones included) that arrived within any one second. */
+  peakRequestsPerSecond(): number {
+    let peak = 0;
+    let start = 0;
+    for (let end = 0; end < this.log.length; end++) {
+      while (this.log[end].at - this.log[start].at >= QUOTA_WINDOW_MS) start++;
+      peak = Math.max(peak, end - start + 1);
+    }
+    return peak;
   }
 
   private prompt(id: string): StoredPrompt {
@@ -210,7 +239,10 @@ export class BedrockStandIn {
       const route = req.method === 'GET' ? /^\/prompts\/(?:([^/]+)\/?)?$/.exec(url.pathname) : null;
       if (!route) throw new ServiceError(404, 'UnknownOperationException', `no operation for ${req.method} ${url.pathname}`);
       const operation: StandInOperation = route[1] === undefined ? 'ListPrompts' : 'GetPrompt';
-      if (!this.admit(operation)) {
+      const named = route[1] === undefined ? url.searchParams.get('promptIdentifier') ?? undefined : decodeURIComponent(route[1]);
+      const admitted = this.admit(operation);
+      this.log.push({ at: performance.now(), operation, promptId: named && PROMPT_IDENTIFIER.exec(named)?.[1], throttled: !admitted });
+      if (!admitted) {
         this.counters.throttled[operation]++;
         throw new ServiceError(429, 'ThrottlingException', `Rate exceeded for ${operation}`);
       }

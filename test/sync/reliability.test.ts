@@ -296,6 +296,29 @@ describe('item 6: hand-broken pointers are reported for what they are and repair
 });
 
 describe('item 7: reports tell the truth', () => {
+  test('a Bedrock prompt DynamoDB cannot store (nested 40 deep) fails, not retryable, and the rest sync', async () => {
+    // GIVEN
+    const bedrockStandIn = await startStandIn();
+    const [good] = seedPublished(bedrockStandIn, 1);
+    let deep: any = { leaf: 1 };
+    for (let i = 0; i < 40; i++) deep = { d: deep };
+    const hostile = bedrockStandIn.createPrompt({
+      name: 'deep',
+      variants: [{
+        name: 'main',
+        templateType: 'TEXT',
+        templateConfiguration: { text: { text: 'hi' } },
+        additionalModelRequestFields: deep,
+      } as any],
+    });
+    bedrockStandIn.createVersion(hostile);
+    // WHEN
+    const report = await engineOver(bedrock()).fullSync();
+    // THEN
+    expect(report.writtenIds).toEqual([good]);
+    expect(report.failures).toEqual([{ id: hostile, reason: expect.any(String), retryable: false }]);
+  });
+
   test('a full sync whose listing had unreadable entries is not complete', async () => {
     class FailingListing extends MemorySource {
       async list(): Promise<SourceListing> {

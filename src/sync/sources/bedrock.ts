@@ -18,7 +18,9 @@ import {
 } from '@aws-sdk/client-bedrock-agent';
 import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
 import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../../schema';
+import { isThrottling, isTransient } from '../errors';
 import { RateLimiter, retryWithBackoff } from '../pacer';
+import type { CallLimiter } from '../shared-budget';
 import {
   FetchResult,
   KnownPrompt,
@@ -60,6 +62,12 @@ export interface BedrockPromptSourceOptions {
   readonly maxRequestsPerSecond?: number;
   /** Attempts per call when throttled, the first included. @default DEFAULT_MAX_ATTEMPTS */
   readonly maxAttempts?: number;
+  /**
+   * What paces the calls instead of this reader's own token bucket at `maxRequestsPerSecond`: e.g. the
+   * table's shared budget (sync/shared-budget.ts), so concurrent syncs together stay within it.
+   * @default - a token bucket of this reader alone
+   */
+  readonly limiter?: CallLimiter;
 }
 
 type Operation = 'ListPrompts' | 'GetPrompt';
@@ -92,7 +100,7 @@ export class BedrockPromptSource implements PromptSourceReader {
   private readonly promptIds?: readonly string[];
   private readonly selection: BedrockVersionSelection;
   private readonly maxAttempts: number;
-  private readonly limiter: RateLimiter;
+  private readonly limiter: CallLimiter;
   private readonly calls: Record<Operation, number> = { ListPrompts: 0, GetPrompt: 0 };
   private throttles = 0;
 
@@ -107,7 +115,7 @@ export class BedrockPromptSource implements PromptSourceReader {
     this.promptIds = promptIds && [...new Set(promptIds)];
     this.selection = version;
     this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    this.limiter = new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond ?? DEFAULT_SOURCE_REQUESTS_PER_SECOND });
+    this.limiter = options.limiter ?? new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond ?? DEFAULT_SOURCE_REQUESTS_PER_SECOND });
   }
 
   async list(): Promise<SourceListing> {
@@ -141,7 +149,7 @@ export class BedrockPromptSource implements PromptSourceReader {
     for await (const summary of this.listPrompts({})) {
       if (summary.version !== DRAFT || !summary.id) continue;
       if (summary.updatedAt) {
-        prompts.push({ id: summary.id, revision: this.listingRevision(summary.updatedAt) });
+        prompts.push({ id: summary.id, revision: this.listingRevision(summary.updatedAt), changedAt: summary.updatedAt.toISOString() });
       } else {
         failures.push({ id: summary.id, reason: 'ListPrompts gave no updatedAt' });
       }
@@ -157,7 +165,7 @@ export class BedrockPromptSource implements PromptSourceReader {
         if (!versions) return undefined; // deleted, or never existed: absent from the listing
         const draftUpdatedAt = versions.find((s) => s.version === DRAFT)?.updatedAt;
         return draftUpdatedAt
-          ? { id, revision: this.listingRevision(draftUpdatedAt) }
+          ? { id, revision: this.listingRevision(draftUpdatedAt), changedAt: draftUpdatedAt.toISOString() }
           : { id, reason: 'ListPrompts gave no DRAFT updatedAt' };
       } catch (error) {
         return { id, reason: messageOf(error) };
@@ -368,17 +376,6 @@ function toJson(value: unknown): JsonValue | undefined {
 
 function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
-
-function isThrottling(error: unknown): boolean {
-  const e = error as { name?: unknown; $metadata?: { httpStatusCode?: unknown } } | undefined;
-  return e?.name === 'ThrottlingException' || e?.$metadata?.httpStatusCode === 429;
-}
-
-/** Throttling, a server error or no answer at all: a later attempt may succeed. */
-function isTransient(error: unknown): boolean {
-  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
-  return isThrottling(error) || status === undefined || status >= 500;
 }
 
 function isNotFound(error: unknown): boolean {
