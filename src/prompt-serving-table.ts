@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Size, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -7,7 +7,6 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ACTIVATE_DATA_ACTIONS, KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, READ_DATA_ACTIONS } from './perms';
-import { invalidProp } from './private/errors';
 import { createServingAlarms } from './private/serving-alarms';
 import { createServingDashboard } from './private/serving-dashboard';
 import { createDeadLetterQueue, createSyncFunction } from './private/sync-runtime';
@@ -21,6 +20,7 @@ import {
   validateSyncSchedule,
   validateSyncTimeout,
   validateTableName,
+  validateGrantPromptIds,
   warnAboutSoftIssues,
 } from './private/validate-props';
 import type { PromptServingTableProps } from './prompt-serving-table-props';
@@ -143,7 +143,7 @@ export class PromptServingTable extends Construct {
       deadLetterQueue: this.deadLetterQueue,
     });
 
-    this.alarms = createServingAlarms(this, props, syncSchedule);
+    this.alarms = createServingAlarms(this, this, props, syncSchedule);
     if (props.createDashboard ?? props.dashboardName !== undefined) {
       this.dashboard = createServingDashboard(this, props.dashboardName);
     }
@@ -324,18 +324,5 @@ export class PromptServingTable extends Construct {
 
 /** The ids of a scoped read grant: validated, deduplicated; the catalog item is added by the caller. */
 function scopedPromptIds(promptIds: string[]): string[] {
-  if (Token.isUnresolved(promptIds)) {
-    throw invalidProp('promptIds', 'be a list written in the app, so the catalog id can be added to it', promptIds,
-      'Its entries may be tokens');
-  }
-  if (promptIds.length === 0) {
-    throw invalidProp('promptIds', 'list at least one prompt id', promptIds, 'Omit `promptIds` to grant every prompt');
-  }
-  for (const id of promptIds) {
-    if (!Token.isUnresolved(id) && !isValidPromptId(id)) {
-      throw invalidProp('promptIds', 'hold prompt ids (1 to 1,024 characters, not starting with \'#\')', id,
-        `The catalog item ${CATALOG_ID} is always included`);
-    }
-  }
-  return [...new Set(promptIds)];
+  return validateGrantPromptIds(promptIds, isValidPromptId, CATALOG_ID);
 }
