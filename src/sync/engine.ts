@@ -189,7 +189,7 @@ export class SyncEngine {
 
   private async syncOne(id: string, summary: SourceSummary | undefined, pointer: PointerState | undefined, changedAtMs: number): Promise<Outcome> {
     const serving = pointer?.status === STATUS_ACTIVE && pointer.problems.length === 0;
-    if (summary && serving && pointer!.sourceRevision === summary.revision) {
+    if (summary && !summary.verify && serving && pointer!.sourceRevision === summary.revision) {
       return { kind: 'unchanged' };
     }
     if (!this.claims) return this.readAndApply(id, summary, pointer, serving);

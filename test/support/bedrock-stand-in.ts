@@ -81,8 +81,8 @@ interface Snapshot extends PromptDraft {
 interface StoredPrompt {
   readonly id: string;
   draft: Snapshot;
-  /** Numbered versions; index i holds version i + 1. */
-  readonly versions: Snapshot[];
+  /** Numbered versions; index i holds version i + 1 (`undefined` once deleted: numbers are never reused). */
+  readonly versions: (Snapshot | undefined)[];
   /** When set, GetPrompt of any version answers 200 with exactly this body. */
   rawGetPromptBody?: string;
 }
@@ -172,12 +172,19 @@ export class BedrockStandIn {
   /** Snapshots the DRAFT as the next numbered version (like CreatePromptVersion); returns its number. */
   createVersion(id: string): string {
     const prompt = this.prompt(id);
-    if (prompt.versions.length >= MAX_NUMBERED_VERSIONS) {
+    if (prompt.versions.filter((v) => v !== undefined).length >= MAX_NUMBERED_VERSIONS) {
       throw new Error(`ServiceQuotaExceededException: prompt ${id} already has ${MAX_NUMBERED_VERSIONS} versions`);
     }
     const now = this.clock();
     prompt.versions.push({ ...wireCopy(prompt.draft), createdAt: now, updatedAt: now });
     return String(prompt.versions.length);
+  }
+
+  /** Deletes one numbered version (like DeletePrompt with a `promptVersion`); its number is never reused. */
+  deleteVersion(id: string, version: string): void {
+    const prompt = this.prompt(id);
+    if (prompt.versions[Number(version) - 1] === undefined) throw new Error(`the Bedrock stand-in has no version ${version} of ${id}`);
+    prompt.versions[Number(version) - 1] = undefined;
   }
 
   /** Deletes a prompt with all its versions (like DeletePrompt). */
@@ -297,7 +304,7 @@ export class BedrockStandIn {
   private versionSummaries(prompt: StoredPrompt): object[] {
     return [
       summary(prompt.id, 'DRAFT', prompt.draft),
-      ...prompt.versions.map((v, i) => summary(prompt.id, String(i + 1), v)),
+      ...prompt.versions.flatMap((v, i) => (v ? [summary(prompt.id, String(i + 1), v)] : [])),
     ];
   }
 

@@ -164,8 +164,8 @@ describe('BedrockPromptSource.list', () => {
     // THEN
     expect(listing).toEqual({
       prompts: [
-        { id: a, revision: 'draft:2025-03-01T10:00:00.000Z' },
-        { id: b, revision: 'draft:2025-03-01T10:00:01.000Z' },
+        { id: a, revision: 'draft:2025-03-01T10:00:00.000Z', changedAt: '2025-03-01T10:00:00.000Z' },
+        { id: b, revision: 'draft:2025-03-01T10:00:01.000Z', changedAt: '2025-03-01T10:00:01.000Z' },
       ],
       failures: [],
     });

@@ -344,3 +344,53 @@ test('the catalog item keeps its key and wire shape after a repair', async () =>
   await engineOver(source).fullSync();
   expect(await raw(CATALOG_ID)).toMatchObject({ bloom_bits: 1024, bloom_hashes: expect.any(Number), count: 1, schema_version: 1 });
 });
+
+describe('item 8: LATEST mode notices a deleted latest version on reconcile', () => {
+  test('the served version deleted at the source: the reconcile serves the highest remaining one', async () => {
+    // GIVEN a prompt with versions 1 and 2, serving 2
+    const bedrockStandIn = await startStandIn();
+    const [id] = seedPublished(bedrockStandIn, 1);
+    bedrockStandIn.updateDraft(id, { variants: [{ ...bedrockStandIn_textVariant('second {{topic}}') }] });
+    bedrockStandIn.createVersion(id);
+    await engineOver(bedrock()).fullSync();
+    expect(await raw(id)).toMatchObject({ source_version: '2' });
+    // WHEN version 2 is deleted (the draft, all the listing shows, is unchanged) and a reconcile runs
+    bedrockStandIn.deleteVersion(id, '2');
+    const report = await engineOver(bedrock()).fullSync();
+    // THEN Bedrock's version 1 is served again, as the next version of the table's history
+    expect(report.writtenIds).toEqual([id]);
+    expect(await raw(id)).toMatchObject({ status: 'ACTIVE', source_version: '1', version_number: 2 });
+  });
+
+  test('every numbered version deleted: the reconcile marks it DELETED', async () => {
+    const bedrockStandIn = await startStandIn();
+    const [id] = seedPublished(bedrockStandIn, 1);
+    await engineOver(bedrock()).fullSync();
+    bedrockStandIn.deleteVersion(id, '1');
+    const report = await engineOver(bedrock()).fullSync();
+    expect(report.deletedIds).toEqual([id]);
+    expect(await raw(id)).toMatchObject({ status: 'DELETED' });
+  });
+
+  test('re-checks are bounded: a reconcile of 30 unchanged prompts makes at most latestChecksPerSync extra calls, no GetPrompt', async () => {
+    const bedrockStandIn = await startStandIn();
+    seedPublished(bedrockStandIn, 30);
+    await engineOver(bedrock()).fullSync();
+    bedrockStandIn.reset();
+    counter.reset();
+    const source = new BedrockPromptSource({ client: standIn!.client({ maxAttempts: 1 }), maxRequestsPerSecond: 1000, latestChecksPerSync: 5 });
+    const report = await engineOver(source).fullSync();
+    expect(report).toMatchObject({ written: 0, unchanged: 30 });
+    expect(bedrockStandIn.stats().served).toEqual({ ListPrompts: 1 + 5, GetPrompt: 0 });
+    expect(counter.writes()).toBe(0);
+  });
+});
+
+function bedrockStandIn_textVariant(text: string): any {
+  return {
+    name: 'main',
+    templateType: 'TEXT',
+    templateConfiguration: { text: { text, inputVariables: [{ name: 'topic' }] } },
+    modelId: 'anthropic.claude-3-haiku-20240307-v1:0',
+  };
+}

@@ -35,6 +35,11 @@ import {
 
 /** Default attempts per call, the first included, when Bedrock answers `ThrottlingException`. */
 export const DEFAULT_MAX_ATTEMPTS = 8;
+/**
+ * Prompts a `LATEST`-mode full sync re-checks although their listing looks unchanged: a deleted numbered
+ * version leaves the draft's `updatedAt` (all the listing shows) as it was. One ListPrompts each.
+ */
+export const DEFAULT_LATEST_CHECKS_PER_SYNC = 20;
 /** Largest `maxResults` ListPrompts accepts. */
 export const LIST_PROMPTS_PAGE_SIZE = 1000;
 
@@ -68,6 +73,14 @@ export interface BedrockPromptSourceOptions {
    * @default - a token bucket of this reader alone
    */
   readonly limiter?: CallLimiter;
+  /**
+   * `LATEST` mode: how many listed prompts each full listing marks for a re-check of their versions (chosen at
+   * random, so every prompt is re-checked within about `prompts / latestChecksPerSync` reconciles; the
+   * CloudTrail event of the deletion syncs it at once). @default DEFAULT_LATEST_CHECKS_PER_SYNC
+   */
+  readonly latestChecksPerSync?: number;
+  /** Source of randomness in [0, 1) for choosing those prompts. @default Math.random */
+  readonly random?: () => number;
 }
 
 type Operation = 'ListPrompts' | 'GetPrompt';
@@ -101,6 +114,8 @@ export class BedrockPromptSource implements PromptSourceReader {
   private readonly selection: BedrockVersionSelection;
   private readonly maxAttempts: number;
   private readonly limiter: CallLimiter;
+  private readonly latestChecksPerSync: number;
+  private readonly random: () => number;
   private readonly calls: Record<Operation, number> = { ListPrompts: 0, GetPrompt: 0 };
   private throttles = 0;
 
@@ -115,11 +130,26 @@ export class BedrockPromptSource implements PromptSourceReader {
     this.promptIds = promptIds && [...new Set(promptIds)];
     this.selection = version;
     this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    this.latestChecksPerSync = options.latestChecksPerSync ?? DEFAULT_LATEST_CHECKS_PER_SYNC;
+    this.random = options.random ?? Math.random;
     this.limiter = options.limiter ?? new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond ?? DEFAULT_SOURCE_REQUESTS_PER_SECOND });
   }
 
   async list(): Promise<SourceListing> {
-    return this.promptIds ? this.listSelected(this.promptIds) : this.listAll();
+    const listing = this.promptIds ? await this.listSelected(this.promptIds) : await this.listAll();
+    return this.selection === DRAFT ? listing : { ...listing, prompts: this.markForChecks(listing.prompts) };
+  }
+
+  /** The listing with a random sample of `latestChecksPerSync` summaries marked `verify` (partial Fisher-Yates). */
+  private markForChecks(prompts: SourceSummary[]): SourceSummary[] {
+    const order = prompts.map((_, i) => i);
+    const k = Math.min(this.latestChecksPerSync, order.length);
+    for (let i = 0; i < k; i++) {
+      const j = i + Math.floor(this.random() * (order.length - i));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    const marked = new Set(order.slice(0, k));
+    return prompts.map((p, i) => (marked.has(i) ? { ...p, verify: true } : p));
   }
 
   /**
