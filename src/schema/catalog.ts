@@ -42,6 +42,15 @@ export function bloomBuild(ids: Iterable<string>, bits: number, hashes: number):
   return bytes;
 }
 
+/** A copy of the filter bytes with `ids` added (same bits and hashes): membership grows in place. */
+export function bloomAdd(bytes: Uint8Array, ids: Iterable<string>, bits: number, hashes: number): Uint8Array {
+  const out = Uint8Array.from(bytes);
+  for (const id of ids) {
+    for (const j of bloomIndexes(id, bits, hashes)) out[j >> 3] |= 1 << (j & 7);
+  }
+  return out;
+}
+
 /** Whether the filter may contain `id` (false means certainly absent). */
 export function bloomMightContain(bytes: Uint8Array, bits: number, hashes: number, id: string): boolean {
   for (const j of bloomIndexes(id, bits, hashes)) {

@@ -157,8 +157,9 @@ export class SyncEngine {
       });
     }
 
-    const membershipChanged = (complete && !catalogTrusted) || [...outcomes.values()].some(changesMembership);
-    const catalogUpdated = membershipChanged ? await this.store.rebuildCatalog(this.timestamp()) : false;
+    const catalogUpdated = complete && !catalogTrusted
+      ? await this.store.rebuildCatalog(this.timestamp())
+      : await this.applyMembership(outcomes);
     return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, {
       deferred, listingFailures: listing.failures, repaired: repairsOf([...pointers.values()]),
     });
@@ -181,9 +182,9 @@ export class SyncEngine {
     const outcome = await this.syncOne(id, undefined, pointer, changedAt);
     const missingFromCatalog = outcome.kind === 'unchanged' && pointer?.status === STATUS_ACTIVE
       && (catalog === undefined || catalog.problem !== undefined || !bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
-    const catalogUpdated = changesMembership(outcome) || missingFromCatalog
+    const catalogUpdated = missingFromCatalog
       ? await this.store.rebuildCatalog(this.timestamp())
-      : false;
+      : await this.applyMembership(new Map([[id, outcome]]));
     return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started, { repaired: repairsOf(pointer ? [pointer] : []) });
   }
 
@@ -309,6 +310,22 @@ export class SyncEngine {
     return outcome === 'written' ? { kind: 'written', membership: pointer?.status !== STATUS_ACTIVE } : 'conflict';
   }
 
+  /**
+   * Brings the catalog in line with this sync's membership changes: ids that became ACTIVE are added in place
+   * (one catalog read and write, whatever the table's size); a deletion rebuilds it (a Bloom filter cannot
+   * forget an id).
+   */
+  private async applyMembership(outcomes: Map<string, Outcome>): Promise<boolean> {
+    const added: string[] = [];
+    let removed = false;
+    for (const [id, o] of outcomes) {
+      if (o.kind === 'written' && o.membership) added.push(id);
+      else if (o.kind === 'deleted') removed = true;
+    }
+    if (removed) return this.store.rebuildCatalog(this.timestamp());
+    return added.length > 0 ? this.store.addToCatalog(added, this.timestamp()) : false;
+  }
+
   private timestamp(): string {
     return this.now().toISOString();
   }
@@ -360,9 +377,6 @@ export class SyncEngine {
   }
 }
 
-function changesMembership(o: Outcome): boolean {
-  return (o.kind === 'written' && o.membership) || o.kind === 'deleted';
-}
 
 /**
  * Wall-clock time with microseconds (`2026-11-30T03:00:00.123456Z`): fixed width, so later times sort

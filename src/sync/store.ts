@@ -27,6 +27,7 @@ import {
   STATUS_ACTIVE,
   STATUS_DELETED,
   bloomBuild,
+  bloomAdd,
   bloomParameters,
   catalogProblem,
   parseVersionKey,
@@ -266,31 +267,36 @@ export class ServingTableStore {
       if (attempt > 0) await sleep(backoffDelay(attempt, CONFLICT_BACKOFF));
       const current = await this.getCatalog();
       const ids = await this.scanActiveIds();
-      const { bits, hashes } = bloomParameters(ids.length);
+      const { bits, hashes } = catalogSizing(ids.length, current);
       const bloom = bloomBuild(ids, bits, hashes);
       if (current && !current.problem && current.count === ids.length && current.bits === bits && current.hashes === hashes
         && Buffer.from(current.bloom).equals(Buffer.from(bloom))) {
         return false;
       }
-      const revision = (current?.revision ?? 0) + 1;
-      const outcome = await this.guarded(new PutItemCommand({
-        TableName: this.tableName,
-        Item: toItem({
-          [PARTITION_KEY]: CATALOG_ID,
-          [SORT_KEY]: CURRENT,
-          [Attr.bloom]: bloom,
-          [Attr.bloomBits]: bits,
-          [Attr.bloomHashes]: hashes,
-          [Attr.count]: ids.length,
-          [Attr.revision]: revision,
-          [Attr.syncedAt]: syncedAt,
-          [Attr.schemaVersion]: SCHEMA_VERSION,
-        }),
-        ...catalogGuard(current),
-      }));
+      const outcome = await this.putCatalog(current, bloom, bits, hashes, ids.length, syncedAt);
       if (outcome === 'written') return true;
     }
     throw new Error(`catalog rebuild kept conflicting with concurrent syncs after ${maxAttempts} attempts`);
+  }
+
+  /**
+   * Adds ids that just became ACTIVE to the catalog in place: one strongly consistent read and one guarded
+   * write, retried on conflict, so a membership change costs what it adds, not a scan of the table. Falls
+   * back to {@link rebuildCatalog} when there is no trustworthy catalog or the filter has no room left for
+   * `count + ids` at the target false-positive rate (rebuilds size it for twice the count).
+   */
+  async addToCatalog(ids: readonly string[], syncedAt: string, maxAttempts = 10): Promise<boolean> {
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      if (attempt > 0) await sleep(backoffDelay(attempt, CONFLICT_BACKOFF));
+      const current = await this.getCatalog();
+      if (!current || current.problem !== undefined || bloomParameters(current.count + ids.length).bits > current.bits) {
+        return this.rebuildCatalog(syncedAt);
+      }
+      const bloom = bloomAdd(current.bloom, ids, current.bits, current.hashes);
+      const outcome = await this.putCatalog(current, bloom, current.bits, current.hashes, current.count + ids.length, syncedAt);
+      if (outcome === 'written') return true;
+    }
+    throw new Error(`catalog update kept conflicting with concurrent syncs after ${maxAttempts} attempts`);
   }
 
   /** A full item (pointer or version) as a plain object, strongly consistent. */
@@ -312,6 +318,27 @@ export class ServingTableStore {
     return out.Item ? { state: toPointerState(out.Item), item: fromItem(out.Item) } : undefined;
   }
 
+  /** Writes the catalog item over `current` (as read), guarded on its raw revision. */
+  private putCatalog(
+    current: Catalog | undefined, bloom: Uint8Array, bits: number, hashes: number, count: number, syncedAt: string,
+  ): Promise<WriteOutcome> {
+    return this.guarded(new PutItemCommand({
+      TableName: this.tableName,
+      Item: toItem({
+        [PARTITION_KEY]: CATALOG_ID,
+        [SORT_KEY]: CURRENT,
+        [Attr.bloom]: bloom,
+        [Attr.bloomBits]: bits,
+        [Attr.bloomHashes]: hashes,
+        [Attr.count]: count,
+        [Attr.revision]: (current?.revision ?? 0) + 1,
+        [Attr.syncedAt]: syncedAt,
+        [Attr.schemaVersion]: SCHEMA_VERSION,
+      }),
+      ...catalogGuard(current),
+    }));
+  }
+
   private async guarded(command: PutItemCommand | UpdateItemCommand): Promise<WriteOutcome> {
     try {
       await this.client.send(command as any);
@@ -321,6 +348,19 @@ export class ServingTableStore {
       throw err;
     }
   }
+}
+
+/**
+ * Filter size for a rebuild of `count` ids: room for twice as many at the target false-positive rate, so
+ * the next additions go in place. An existing filter's size is kept while it is neither too small for
+ * `count` nor more than twice what twice `count` needs (a rebuild that changes nothing writes nothing).
+ */
+function catalogSizing(count: number, current: Catalog | undefined): { bits: number; hashes: number } {
+  const wanted = bloomParameters(2 * count);
+  if (current && current.problem === undefined && current.bits >= bloomParameters(count).bits && current.bits <= 2 * wanted.bits) {
+    return { bits: current.bits, hashes: current.hashes };
+  }
+  return wanted;
 }
 
 /**
