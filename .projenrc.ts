@@ -177,6 +177,14 @@ project.addTask('demo', {
   exec: 'tsx scripts/demo.ts',
 });
 
+// The sync carries its own Bedrock client: its throttling and error names drive the pacing, and the Lambda
+// runtime's copy is unpinned. Only the DynamoDB client stays external (the runtime's copy, as for every handler).
+project.tasks.tryFind('bundle:sync/sync.lambda')!.reset([
+  'esbuild --bundle src/sync/sync.lambda.ts --target=node22 --platform=node',
+  '--outfile=assets/sync/sync.lambda/index.js --tsconfig=tsconfig.dev.json',
+  '--external:@aws-sdk/client-dynamodb --minify --keep-names',
+].join(' '));
+
 // `npm test` must work on a fresh checkout: the construct references bundled handler assets.
 project.testTask.prependSpawn(project.tasks.tryFind('bundle')!);
 

@@ -25,14 +25,16 @@ export const ACTIVATE_DATA_ACTIONS = [
 ];
 
 /**
- * What the sync engine calls: `GetItem` (a pointer, the catalog), `BatchGetItem` (pointers), `Scan` (ACTIVE
- * pointers, only when catalog membership may have changed), `PutItem` (the catalog, and the two guarded `Put`s
- * of each `TransactWriteItems`), `UpdateItem` (source bookkeeping, `DELETED` marks). No `DeleteItem`: history
- * is never deleted.
+ * What the sync engine calls: `GetItem` (a pointer, the catalog), `BatchGetItem` (pointers), `Query` (the
+ * highest version item, when a hand-edited pointer's numbers cannot be believed), `Scan` (ACTIVE pointers,
+ * only when a deletion or a repair may have changed catalog membership), `PutItem` (the catalog, a prompt's
+ * sync claim, and the two guarded `Put`s of each `TransactWriteItems`), `UpdateItem` (source bookkeeping,
+ * `DELETED` marks, the shared Bedrock budget, releasing a claim). No `DeleteItem`: history is never deleted.
  */
 export const SYNC_DATA_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:BatchGetItem',
+  'dynamodb:Query',
   'dynamodb:Scan',
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',

@@ -226,7 +226,7 @@ export class PromptServingTable extends Construct implements IPromptServingTable
       deadLetterQueue: this.deadLetterQueue,
     });
 
-    this.alarms = createServingAlarms(this, props, syncSchedule);
+    this.alarms = createServingAlarms(this, this, props, syncSchedule);
     if (this.cacheTier) {
       this.alarms.push(...createCacheAlarms(this, {
         parts: this.cacheTier,

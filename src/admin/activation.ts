@@ -42,7 +42,7 @@ export function activatedPointerItem(promptId: string, version: Record<string, u
     latestVersionNumber: state.latestVersionNumber,
     // Every pointer a sync writes carries both; a hand-made one without them is treated as serving what the
     // source held, at a revision no listing will match (so the next sync compares checksums).
-    sourceChecksum: state.sourceChecksum ?? state.checksum,
+    sourceChecksum: state.sourceChecksum ?? state.checksum ?? String(version[Attr.checksum]),
     sourceRevision: state.sourceRevision ?? UNKNOWN_SOURCE_REVISION,
     sourceReadAt: state.sourceReadAt,
     syncedAt: stamp.at,

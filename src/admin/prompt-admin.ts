@@ -185,7 +185,7 @@ export class PromptAdmin {
 /** Ids that can never exist (empty, too long, reserved `#…` like the catalog) are simply not found. */
 function checkPromptId(promptId: string): void {
   if (!isValidPromptId(promptId)) {
-    throw new PromptNotFoundError(promptId, "ids are 1-1024 characters and must not start with '#'");
+    throw new PromptNotFoundError(promptId, "ids are 1-1024 bytes of UTF-8 and must not start with '#'");
   }
 }
 

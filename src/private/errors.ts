@@ -14,6 +14,9 @@ export function invalidProp(prop: string, rule: string, value: unknown, hint?: s
 
 /** A value as a user wrote it: durations and sizes in words, strings quoted, everything else as JSON. */
 export function describe(value: unknown): string {
+  if (isUnresolved(value)) {
+    return 'a token (resolved only at deploy time)';
+  }
   if (value instanceof Duration) {
     return value.toHumanString();
   }

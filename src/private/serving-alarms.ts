@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type { Construct } from 'constructs';
 import type { PromptServingAlarmOptions } from '../alarms';
-import type { PromptServingTable } from '../prompt-serving-table';
 import type { PromptServingTableProps } from '../prompt-serving-table-props';
 import { invalidProp, isUnresolved } from './errors';
 
@@ -32,16 +32,32 @@ interface AlarmDefault {
   readonly description: string;
 }
 
+/**
+ * The construct's metric methods the alarms are built from, passed in (not the construct itself, which
+ * would make this helper import the construct back).
+ */
+export interface ServingAlarmMetrics {
+  metricReadThrottleEvents(props: cloudwatch.MetricOptions): cloudwatch.IMetric;
+  metricWriteThrottleEvents(props: cloudwatch.MetricOptions): cloudwatch.IMetric;
+  metricSystemErrorsForOperations(props: cloudwatch.MetricOptions): cloudwatch.IMetric;
+  metricSyncFunctionErrors(props: cloudwatch.MetricOptions): cloudwatch.IMetric;
+  metricPromptsFailed(props: cloudwatch.MetricOptions): cloudwatch.IMetric;
+  metricDeadLetterQueueApproximateNumberOfMessagesVisible(props: cloudwatch.MetricOptions): cloudwatch.IMetric;
+  metricFullSyncSucceeded(props: cloudwatch.MetricOptions): cloudwatch.IMetric;
+}
+
 /** The alarms documented on `PromptServingTableProps`, built from the construct's own metric methods. */
 export function createServingAlarms(
-  servingTable: PromptServingTable,
+  scope: Construct,
+  metrics: ServingAlarmMetrics,
   props: PromptServingTableProps,
   syncSchedule: Duration,
 ): cloudwatch.Alarm[] {
   if (props.createAlarms === false) {
     return [];
   }
-  const where = `the prompt serving table ${servingTable.node.path}`;
+  const servingTable = metrics;
+  const where = `the prompt serving table ${scope.node.path}`;
   const defaults: AlarmDefault[] = [
     {
       prop: 'readThrottleEventsAlarm',
@@ -115,7 +131,7 @@ export function createServingAlarms(
       metric: (period) => servingTable.metricFullSyncSucceeded({ period }),
       threshold: 1,
       evaluationPeriods: 1,
-      period: syncSchedule.plus(syncSchedule),
+      period: syncLagPeriod(syncSchedule, props),
       comparisonOperator: LESS_THAN_THRESHOLD,
       treatMissingData: BREACHING,
       description: `No full sync of ${where} succeeded within the alarm period (twice the sync schedule unless changed): `
@@ -134,7 +150,7 @@ export function createServingAlarms(
     const threshold = options.threshold ?? alarm.threshold;
     validateAlarmOptions(alarm.prop, { threshold, evaluationPeriods, period });
 
-    const created = new cloudwatch.Alarm(servingTable, pascalCase(alarm.prop), {
+    const created = new cloudwatch.Alarm(scope, pascalCase(alarm.prop), {
       metric: alarm.metric(period),
       threshold,
       evaluationPeriods,
@@ -169,6 +185,22 @@ function validateAlarmOptions(prop: string, options: Required<Omit<PromptServing
     throw invalidProp(`${prop}.period\` × \`${prop}.evaluationPeriods`, `be at most ${maxRange.toHumanString()}`, range,
       `CloudWatch evaluates at most ${maxRange.toHumanString()} for periods ${shortPeriod ? 'under' : 'of at least'} an hour`);
   }
+}
+
+/**
+ * Twice the sync schedule. A schedule given as a token (e.g. a CloudFormation parameter) cannot be doubled at
+ * synth time: then the alarm needs its period written out, unless it is off.
+ */
+function syncLagPeriod(syncSchedule: Duration, props: PromptServingTableProps): Duration {
+  if (!isUnresolved(syncSchedule)) {
+    return syncSchedule.plus(syncSchedule);
+  }
+  if (props.syncLagAlarm?.period === undefined && props.syncLagAlarm?.enabled !== false) {
+    throw invalidProp('syncSchedule', 'be a duration written in the app while the sync lag alarm derives its period from it', syncSchedule,
+      'Set `syncLagAlarm: { period }` (about twice the schedule), or turn the alarm off with `syncLagAlarm: { enabled: false }`');
+  }
+  // Replaced by `syncLagAlarm.period` (or unused: the alarm is off).
+  return DEFAULT_ALARM_PERIOD;
 }
 
 function pascalCase(name: string): string {

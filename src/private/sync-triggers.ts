@@ -1,4 +1,4 @@
-import { CustomResource, Duration, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, CustomResource, Duration, Stack, Token } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -48,7 +48,7 @@ export function addSyncTriggers(scope: Construct, triggers: SyncTriggers): void 
   if (triggers.onSourceChange && source.changeEventPattern) {
     new events.Rule(scope, 'SyncOnSourceChange', {
       description: 'Syncs one prompt when it changes at the source',
-      eventPattern: source.changeEventPattern,
+      eventPattern: scopedChangePattern(scope, source.changeEventPattern, source.options.promptIds),
       targets: [target()],
     });
   }
@@ -67,6 +67,39 @@ export function addSyncTriggers(scope: Construct, triggers: SyncTriggers): void 
       },
     });
   }
+}
+
+/** EventBridge's default limit on an event pattern, in characters (adjustable to 4,096 by a quota increase). */
+export const MAX_EVENT_PATTERN_CHARS = 2048;
+
+/**
+ * With `promptIds`, the change rule matches only events naming one of them (`requestParameters.promptIdentifier`
+ * is the id, or its ARN with or without `:version`), so changes to other prompts never invoke the sync.
+ * `CreatePrompt` is left out: it makes a new id, never one already listed. A list whose pattern would exceed
+ * {@link MAX_EVENT_PATTERN_CHARS} keeps the unscoped rule (the handler ignores other prompts) and warns.
+ */
+function scopedChangePattern(scope: Construct, pattern: events.EventPattern, promptIds: unknown): events.EventPattern {
+  if (!Array.isArray(promptIds) || promptIds.length === 0 || promptIds.some((id) => typeof id !== 'string' || Token.isUnresolved(id))) {
+    return pattern;
+  }
+  const detail = pattern.detail as Record<string, unknown>;
+  const eventNames = (detail.eventName as string[]).filter((name) => name !== 'CreatePrompt');
+  const scoped: events.EventPattern = {
+    ...pattern,
+    detail: {
+      ...detail,
+      eventName: eventNames,
+      requestParameters: { promptIdentifier: promptIds.flatMap((id: string) => [id, { wildcard: `*:prompt/${id}*` }]) },
+    },
+  };
+  const size = JSON.stringify(scoped).length;
+  if (size > MAX_EVENT_PATTERN_CHARS) {
+    Annotations.of(scope).addWarningV2('cdk-prompt-serving:changeRuleUnscoped',
+      `The change rule matches every prompt: scoping it to ${promptIds.length} \`promptIds\` takes a ${size}-character event pattern, `
+      + `over EventBridge's ${MAX_EVENT_PATTERN_CHARS}. The sync ignores events for other prompts; list fewer ids to scope the rule`);
+    return pattern;
+  }
+  return scoped;
 }
 
 /**

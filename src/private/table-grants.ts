@@ -1,7 +1,6 @@
-import { Token } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { invalidProp } from './errors';
+import { validateGrantPromptIds } from './validate-props';
 import { CATALOG_ID, isValidPromptId } from '../schema';
 
 /**
@@ -34,20 +33,7 @@ export function readConditions(promptIds: string[] | undefined): Record<string, 
     : undefined;
 }
 
-/** The ids of a scoped read grant: validated, deduplicated; the catalog item is added by the caller. */
-function scopedPromptIds(promptIds: string[]): string[] {
-  if (Token.isUnresolved(promptIds)) {
-    throw invalidProp('promptIds', 'be a list written in the app, so the catalog id can be added to it', promptIds,
-      'Its entries may be tokens');
-  }
-  if (promptIds.length === 0) {
-    throw invalidProp('promptIds', 'list at least one prompt id', promptIds, 'Omit `promptIds` to grant every prompt');
-  }
-  for (const id of promptIds) {
-    if (!Token.isUnresolved(id) && !isValidPromptId(id)) {
-      throw invalidProp('promptIds', 'hold prompt ids (1 to 1,024 characters, not starting with \'#\')', id,
-        `The catalog item ${CATALOG_ID} is always included`);
-    }
-  }
-  return [...new Set(promptIds)];
+/** The ids of a scoped read grant: validated (`validateGrantPromptIds`), deduplicated; the catalog is added by the caller. */
+function scopedPromptIds(promptIds: unknown): string[] {
+  return validateGrantPromptIds(promptIds, isValidPromptId, CATALOG_ID);
 }

@@ -19,6 +19,9 @@ const TABLE_NAME = /^[a-zA-Z0-9_.-]{3,255}$/;
 /** CloudWatch namespaces: up to 255 of these characters, not starting with `AWS/`. */
 const METRICS_NAMESPACE = /^[a-zA-Z0-9 ._\-/#:]{1,255}$/;
 const RESERVED_METRICS_NAMESPACE_PREFIX = 'AWS/';
+/** CloudWatch dashboard names: up to 255 letters, digits, `-` and `_`. */
+const MAX_DASHBOARD_NAME_LENGTH = 255;
+const DASHBOARD_NAME = /^[A-Za-z0-9_-]{1,255}$/;
 
 const ONE_MINUTE_MS = Duration.minutes(1).toMilliseconds();
 const WARNING_PREFIX = 'cdk-prompt-serving';
@@ -104,6 +107,51 @@ export function validateDashboardProps(createDashboard: boolean | undefined, das
     throw invalidProp('dashboardName', 'be left unset when `createDashboard` is false', dashboardName,
       'Remove one of the two');
   }
+  if (dashboardName !== undefined && !isUnresolved(dashboardName) && !DASHBOARD_NAME.test(dashboardName)) {
+    throw invalidProp('dashboardName', `be 1 to ${MAX_DASHBOARD_NAME_LENGTH} letters, digits, '-' or '_'`,
+      dashboardName.length > 80 ? `${dashboardName.slice(0, 40)}… (${dashboardName.length} characters)` : dashboardName);
+  }
+}
+
+/**
+ * Most characters the prompt ids of one scoped `grantRead` may take in the grantee's policy (each id as a
+ * JSON string plus a comma). IAM allows 10,240 characters of inline policy per role; this leaves about 2,000
+ * for the grant's own statement (actions, table and index ARNs, the KMS statement) and the role's other
+ * statements. Beyond it, deploying fails with "Maximum policy size of 10240 bytes exceeded".
+ */
+export const MAX_SCOPED_GRANT_ID_CHARS = 8192;
+
+/**
+ * The ids of a scoped read grant, checked (a list, each a valid prompt id, within the policy size) and
+ * deduplicated. Plain JavaScript can pass anything, so the type is checked too: a string would be spread
+ * into one-character ids.
+ */
+export function validateGrantPromptIds(promptIds: unknown, isValidId: (id: string) => boolean, catalogId: string): string[] {
+  if (isUnresolved(promptIds)) {
+    throw invalidProp('promptIds', 'be a list written in the app, so the catalog id can be added to it', promptIds,
+      'Its entries may be tokens');
+  }
+  if (!Array.isArray(promptIds)) {
+    throw invalidProp('promptIds', 'be a list of prompt ids', promptIds,
+      typeof promptIds === 'string' ? `Write ['${promptIds}'] for one id` : 'Pass an array of strings');
+  }
+  if (promptIds.length === 0) {
+    throw invalidProp('promptIds', 'list at least one prompt id', promptIds, 'Omit `promptIds` to grant every prompt');
+  }
+  for (const id of promptIds) {
+    if (typeof id !== 'string' || (!isUnresolved(id) && !isValidId(id))) {
+      throw invalidProp('promptIds', 'hold prompt ids (1 to 1,024 bytes of UTF-8, not starting with \'#\')', id,
+        `The catalog item ${catalogId} is always included`);
+    }
+  }
+  const unique = [...new Set(promptIds as string[])];
+  const chars = unique.reduce((sum, id) => sum + (isUnresolved(id) ? 0 : JSON.stringify(id).length + 1), 0);
+  if (chars > MAX_SCOPED_GRANT_ID_CHARS) {
+    throw invalidProp('promptIds', `fit in an IAM policy: at most ${MAX_SCOPED_GRANT_ID_CHARS} characters of ids`,
+      `${unique.length} ids taking ${chars} characters`,
+      'Grant fewer ids per role, or omit `promptIds` to grant every prompt');
+  }
+  return unique;
 }
 
 /** Settings that synthesize but are probably not what the user wants: warnings, acknowledgeable by id. */

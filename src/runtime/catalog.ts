@@ -5,7 +5,7 @@
  */
 import type { Counters } from './stats';
 import type { TableReader } from './store';
-import { bloomMightContain } from '../schema/catalog';
+import { bloomMightContain, catalogProblem } from '../schema/catalog';
 import { Attr, CATALOG_ID, CURRENT } from '../schema/keys';
 
 interface BloomFilter {
@@ -70,13 +70,17 @@ export class Catalog {
   }
 }
 
-/** The filter of a catalog item; `undefined` when there is no item or it breaks the contract. */
+/**
+ * The filter of a catalog item; `undefined` when there is no item or it fails the contract's integrity rules
+ * (schema `catalogProblem`: types, sizes, bounded hash count, set bits vs count). An unverifiable catalog
+ * rules nothing out (fail open), so a broken or hand-edited item never rejects a real prompt; the next sync
+ * rebuilds it.
+ */
 function parseCatalog(item: Record<string, unknown> | undefined): BloomFilter | undefined {
   if (item === undefined) return undefined;
-  const bytes = item[Attr.bloom];
-  const bits = item[Attr.bloomBits];
-  const hashes = item[Attr.bloomHashes];
-  if (!(bytes instanceof Uint8Array) || !Number.isInteger(bits) || !Number.isInteger(hashes)) return undefined;
-  if ((bits as number) < 1 || (hashes as number) < 1 || bytes.length * 8 < (bits as number)) return undefined;
-  return { bytes, bits: bits as number, hashes: hashes as number };
+  const fields = {
+    bloom: item[Attr.bloom], bits: item[Attr.bloomBits], hashes: item[Attr.bloomHashes], count: item[Attr.count], revision: item[Attr.revision],
+  };
+  if (catalogProblem(fields) !== undefined) return undefined;
+  return { bytes: fields.bloom as Uint8Array, bits: fields.bits as number, hashes: fields.hashes as number };
 }

@@ -416,7 +416,7 @@ export class PromptClient {
   private assertValid(promptId: string, version: number | undefined): void {
     if (!isValidPromptId(promptId)) {
       throw new PromptNotFoundError(String(promptId), version,
-        "not a valid prompt id (1 to 1024 characters, not starting with '#', which is reserved)");
+        "not a valid prompt id (1 to 1024 bytes of UTF-8, not starting with '#', which is reserved)");
     }
     if (version !== undefined && !(Number.isInteger(version) && version >= 1 && version <= MAX_VERSION_NUMBER)) {
       throw new PromptNotFoundError(promptId, version, `a version is an integer from 1 to ${MAX_VERSION_NUMBER}`);

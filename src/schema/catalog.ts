@@ -42,6 +42,15 @@ export function bloomBuild(ids: Iterable<string>, bits: number, hashes: number):
   return bytes;
 }
 
+/** A copy of the filter bytes with `ids` added (same bits and hashes): membership grows in place. */
+export function bloomAdd(bytes: Uint8Array, ids: Iterable<string>, bits: number, hashes: number): Uint8Array {
+  const out = Uint8Array.from(bytes);
+  for (const id of ids) {
+    for (const j of bloomIndexes(id, bits, hashes)) out[j >> 3] |= 1 << (j & 7);
+  }
+  return out;
+}
+
 /** Whether the filter may contain `id` (false means certainly absent). */
 export function bloomMightContain(bytes: Uint8Array, bits: number, hashes: number, id: string): boolean {
   for (const j of bloomIndexes(id, bits, hashes)) {
@@ -50,3 +59,57 @@ export function bloomMightContain(bytes: Uint8Array, bits: number, hashes: numbe
   return true;
 }
 
+
+/** Largest filter a catalog item can hold: DynamoDB's item limit, in bits. */
+export const BLOOM_MAX_BITS = 400 * 1024 * 8;
+
+/** A catalog item's fields as read (types unchecked: the table can be edited by hand). */
+export interface CatalogFields {
+  readonly bloom?: unknown;
+  readonly bits?: unknown;
+  readonly hashes?: unknown;
+  readonly count?: unknown;
+  readonly revision?: unknown;
+}
+
+/**
+ * Why a catalog item cannot be trusted, or `undefined` when it is consistent. An untrusted catalog must be
+ * ignored by readers (it rules nothing out) and rebuilt by the next sync. The rules, which every client
+ * applies the same way:
+ * 1. `bloom` is binary; `bloom_bits` a whole number from 8 to {@link BLOOM_MAX_BITS} with exactly
+ *    `ceil(bloom_bits / 8)` bytes of `bloom`; `bloom_hashes` a whole number from 1 to {@link BLOOM_MAX_HASHES};
+ *    `count` a whole number ≥ 0; `revision`, when present, a whole number ≥ 0.
+ * 2. The set bits agree with `count`: none when `count` is 0; at least one, and at most
+ *    `count × bloom_hashes`, when it is positive; none at or beyond `bloom_bits`.
+ */
+export function catalogProblem(c: CatalogFields): string | undefined {
+  const { bloom, bits, hashes, count, revision } = c;
+  if (!(bloom instanceof Uint8Array)) return '`bloom` must be binary';
+  if (!Number.isInteger(bits) || (bits as number) < 8 || (bits as number) > BLOOM_MAX_BITS) {
+    return `\`bloom_bits\` must be a whole number from 8 to ${BLOOM_MAX_BITS}`;
+  }
+  if (bloom.length !== Math.ceil((bits as number) / 8)) {
+    return `\`bloom\` must hold ceil(bloom_bits / 8) = ${Math.ceil((bits as number) / 8)} bytes, got ${bloom.length}`;
+  }
+  if (!Number.isInteger(hashes) || (hashes as number) < 1 || (hashes as number) > BLOOM_MAX_HASHES) {
+    return `\`bloom_hashes\` must be a whole number from 1 to ${BLOOM_MAX_HASHES}`;
+  }
+  if (!Number.isSafeInteger(count) || (count as number) < 0) return '`count` must be a whole number, at least 0';
+  if (revision !== undefined && (!Number.isSafeInteger(revision) || (revision as number) < 0)) {
+    return '`revision` must be a whole number, at least 0';
+  }
+  let set = 0;
+  for (let j = 0; j < bloom.length; j++) {
+    let b = bloom[j];
+    if (j === bloom.length - 1 && (bits as number) % 8 !== 0 && (b >> ((bits as number) % 8)) !== 0) {
+      return 'bits at or beyond `bloom_bits` are set';
+    }
+    for (; b; b &= b - 1) set++;
+  }
+  if (count === 0 && set > 0) return '`count` is 0 but the filter has set bits';
+  if ((count as number) > 0 && set === 0) return `\`count\` is ${count as number} but the filter is empty`;
+  if (set > (count as number) * (hashes as number)) {
+    return `the filter has ${set} set bits, more than count × bloom_hashes = ${(count as number) * (hashes as number)}`;
+  }
+  return undefined;
+}

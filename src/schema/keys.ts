@@ -17,6 +17,18 @@ export const RESERVED_PREFIX = '#';
 /** Partition key of the catalog item (a Bloom filter of every ACTIVE prompt id). */
 export const CATALOG_ID = '#catalog';
 
+/**
+ * The sync's shared Bedrock request budget (one token bucket for every concurrent sync): partition key and
+ * sort key of its item. Not a `CURRENT` row, so DynamoDB Streams filters and readers never see it.
+ */
+export const BUDGET_ID = '#bedrock-budget';
+export const BUDGET_SORT_KEY = 'BUCKET';
+/**
+ * Per-prompt sync claims (coalescing of concurrent syncs of one prompt): partition key; the sort key is the
+ * prompt id (at most {@link MAX_PROMPT_ID_BYTES} bytes, DynamoDB's sort key limit).
+ */
+export const CLAIMS_ID = '#sync-claims';
+
 /** Digits of the zero-padded version number in a version item's sort key. */
 export const VERSION_DIGITS = 6;
 /** Highest version number the sort key format can hold. */
@@ -72,6 +84,14 @@ export const Attr = {
    * ordering rule compares it (see ./l2.ts). 0 when absent (a row written before it existed).
    */
   revision: 'revision',
+  // sync coordination items (not prompt rows)
+  /** Budget item: epoch milliseconds of the next free Bedrock call slot (N). */
+  nextSlotAt: 'next_slot_at',
+  /** Claim item: when the claiming sync started (epoch ms, N), and when the claim lapses (epoch s, N; TTL-friendly). */
+  claimedAt: 'claimed_at',
+  claimExpiresAt: 'expires_at',
+  /** Claim item: a random token naming the claiming sync (S). */
+  claimToken: 'claim_token',
 } as const;
 
 /**
@@ -114,8 +134,53 @@ export function parseVersionKey(key: string): number | undefined {
   return n >= 1 ? n : undefined;
 }
 
-/** Whether `id` may be used as a prompt id (non-empty, not reserved). */
-export function isValidPromptId(id: unknown): id is string {
-  return typeof id === 'string' && id.length > 0 && id.length <= 1024 && !id.startsWith(RESERVED_PREFIX);
+/**
+ * Longest prompt id, in bytes of UTF-8 (not characters: one CJK character is 3 bytes, an emoji 4).
+ * DynamoDB allows 2,048 bytes in a partition key; half of that leaves room for the L2 cache key prefix and
+ * for composite keys, and is far above any real prompt name (Bedrock's ids are 10 characters).
+ */
+export const MAX_PROMPT_ID_BYTES = 1024;
+
+/**
+ * Bytes of `id` in UTF-8, or `undefined` if it is not well-formed Unicode (a lone surrogate: encoders
+ * would replace it, so two different ids would become one key).
+ */
+export function utf8ByteLength(id: string): number | undefined {
+  let bytes = 0;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 0x80) {bytes += 1;} else if (c < 0x800) {bytes += 2;} else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = id.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return undefined;
+      bytes += 4;
+      i++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) {return undefined;} else {bytes += 3;}
+  }
+  return bytes;
 }
 
+/**
+ * Why `id` cannot be a prompt id, or `undefined` when it can. The rules (mirrored by the Python client):
+ * a string of 1 to {@link MAX_PROMPT_ID_BYTES} bytes of UTF-8, well-formed Unicode, not starting with
+ * {@link RESERVED_PREFIX}.
+ */
+export function promptIdProblem(id: unknown): string | undefined {
+  if (typeof id !== 'string') return `a prompt id must be a string, got ${id === null ? 'null' : typeof id}`;
+  if (id.length === 0) return 'a prompt id must not be empty';
+  if (id.startsWith(RESERVED_PREFIX)) return `prompt ids starting with '${RESERVED_PREFIX}' are reserved`;
+  const bytes = utf8ByteLength(id);
+  if (bytes === undefined) return 'a prompt id must be well-formed Unicode (it holds a lone surrogate)';
+  if (bytes > MAX_PROMPT_ID_BYTES) return `a prompt id must be at most ${MAX_PROMPT_ID_BYTES} bytes of UTF-8, got ${bytes}`;
+  return undefined;
+}
+
+/** Whether `id` may be used as a prompt id (see {@link promptIdProblem} for the rules). */
+export function isValidPromptId(id: unknown): id is string {
+  return promptIdProblem(id) === undefined;
+}
+
+/** `JSON.stringify(id)` cut to a readable length, for error messages about hostile ids. */
+export function describePromptId(id: unknown): string {
+  const text = typeof id === 'string' ? JSON.stringify(id) : String(id);
+  return text.length > 80 ? `${text.slice(0, 60)}…" (${text.length} characters)` : text;
+}

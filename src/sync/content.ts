@@ -12,15 +12,22 @@ import {
   TEMPLATE_CHAT,
   TEMPLATE_TEXT,
   canonicalJson,
-  isValidPromptId,
+  METADATA_ATTRIBUTES,
+  describePromptId,
+  promptIdProblem,
   templateVariables,
   versionKey,
 } from '../schema';
 
 /** Why `content` cannot be served, or `undefined` when it is well formed. */
 export function contentProblem(id: string, content: PromptContent): string | undefined {
-  if (!isValidPromptId(id)) return `invalid prompt id ${JSON.stringify(id)}: ids are 1-1024 characters and must not start with '#'`;
+  const idProblem = promptIdProblem(id);
+  if (idProblem !== undefined) return `invalid prompt id ${describePromptId(id)}: ${idProblem}`;
   if (content === null || typeof content !== 'object' || Array.isArray(content)) return 'content must be an object';
+  // Content keys share the item with the table's own attributes: one named like them would be overwritten
+  // on the pointer and written as is into the immutable version item (a `status: DELETED` version).
+  const reserved = Object.keys(content).find((key) => METADATA_ATTRIBUTES.has(key) || key === '__proto__');
+  if (reserved !== undefined) return `the content key \`${reserved}\` is reserved by the wire contract (the table writes it on every item); rename it`;
   const type = content.template_type;
   if (type === TEMPLATE_TEXT) {
     if (typeof content.text !== 'string' || content.text.length === 0) return 'a TEXT prompt needs a non-empty `text`';

@@ -5,9 +5,11 @@
  * types here, so it runs the same in tests, the demo and the function.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Attr, PromptContent, STATUS_ACTIVE, bloomMightContain, checksum } from '../schema';
+import { Attr, PromptContent, STATUS_ACTIVE, bloomMightContain, checksum, describePromptId, promptIdProblem } from '../schema';
+import { ClaimResult, SyncClaims } from './claims';
 import { contentProblem, pointerItem, sizeProblem, versionItem } from './content';
-import { FetchResult, PromptSourceReader, SourceFailure, SourcePrompt, SourceReadError, SourceSummary } from './source';
+import { isTransient } from './errors';
+import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceReadError, SourceSummary } from './source';
 import { PointerState, ServingTableStore } from './store';
 
 /** Prompts fetched and written at once (source calls are paced by the source itself). */
@@ -29,6 +31,17 @@ export interface SyncEngineOptions {
    * large account finish inside the Lambda timeout. @default - no deadline
    */
   readonly deadline?: number;
+  /**
+   * Per-prompt claims shared by concurrent syncs: a prompt another sync is already reading (having started
+   * after the change) is skipped as `coalesced`. @default - no coalescing across syncs
+   */
+  readonly claims?: SyncClaims;
+}
+
+/** What a targeted sync is about. */
+export interface SyncPromptOptions {
+  /** When the change happened (ISO-8601, e.g. a CloudTrail event's `eventTime`). @default - now */
+  readonly changedAt?: string;
 }
 
 /** A prompt that could not be synced, and why. `retryable` failures (throttling, network) may heal on retry. */
@@ -48,14 +61,21 @@ export interface SyncReport {
   readonly failed: number;
   /** Listed prompts not looked at because the deadline passed; the next sync takes them. */
   readonly deferred: number;
-  /** Whether every listed prompt was looked at (and deletions were checked). */
+  /**
+   * Whether the whole source was reconciled: every listed prompt looked at and deletions checked. False
+   * after a deadline, or when the listing had entries it could not read (deletions then wait).
+   */
   readonly complete: boolean;
   readonly writtenIds: string[];
   readonly deletedIds: string[];
   readonly failures: SyncFailure[];
   /** Listed prompts the source has nothing to serve for yet (e.g. no numbered version). */
   readonly skipped: { id: string; reason: string }[];
+  /** Prompts left to a concurrent sync that started reading them after the change (no source call made). */
+  readonly coalescedIds: string[];
   readonly catalogUpdated: boolean;
+  /** Pointers found breaking the contract (hand-edited), with what was wrong; each was rewritten from the source. */
+  readonly repaired: { id: string; reason: string }[];
   readonly sourceCalls: Record<string, number>;
   readonly sourceThrottles: number;
   readonly durationMs: number;
@@ -63,6 +83,7 @@ export interface SyncReport {
 
 type Outcome =
   | { kind: 'unchanged' }
+  | { kind: 'coalesced' }
   | { kind: 'written'; membership: boolean }
   | { kind: 'deleted' }
   | { kind: 'skipped'; reason: string }
@@ -74,6 +95,9 @@ export class SyncEngine {
   private readonly concurrency: number;
   private readonly now: () => Date;
   private readonly deadline: number | undefined;
+  private readonly claims: SyncClaims | undefined;
+  /** Ids whose next version number must come from the history (a version item was found in the way). */
+  private readonly versionLookups = new Set<string>();
 
   constructor(options: SyncEngineOptions) {
     this.store = new ServingTableStore(options.dynamoDBClient, options.tableName);
@@ -81,6 +105,7 @@ export class SyncEngine {
     this.concurrency = options.concurrency ?? DEFAULT_SYNC_CONCURRENCY;
     this.now = options.now ?? (() => new Date());
     this.deadline = options.deadline;
+    this.claims = options.claims;
   }
 
   /**
@@ -92,18 +117,22 @@ export class SyncEngine {
   async fullSync(): Promise<SyncReport> {
     const started = Date.now();
     const listedAt = readClock();
+    const listedAtMs = Date.now();
     const listing = await this.source.list();
-    const ids = listing.prompts.map((p) => p.id);
+    const invalid = invalidEntries(listing);
+    const valid = listing.prompts.filter((p) => !invalid.has(p.id));
+    const ids = valid.map((p) => p.id);
     const [pointers, catalog] = await Promise.all([this.store.getPointers(ids), this.store.getCatalog()]);
 
-    const outcomes = new Map<string, Outcome>();
+    const outcomes = new Map<string, Outcome>(invalid);
     let deferred = 0;
-    await forEachLimit(listing.prompts, this.concurrency, async (summary) => {
+    await forEachLimit(valid, this.concurrency, async (summary) => {
       if (this.deadline !== undefined && Date.now() >= this.deadline) {
         deferred++;
         return;
       }
-      outcomes.set(summary.id, await this.syncOne(summary.id, summary, pointers.get(summary.id)));
+      const changedAt = summary.changedAt !== undefined && !Number.isNaN(Date.parse(summary.changedAt)) ? Date.parse(summary.changedAt) : listedAtMs;
+      outcomes.set(summary.id, await this.syncOne(summary.id, summary, pointers.get(summary.id), changedAt));
     });
 
     // Deletions: any ACTIVE pointer the source no longer lists. The catalog's count tells whether there can
@@ -111,48 +140,83 @@ export class SyncEngine {
     // none is missing. An unreadable entry may hide any id (a file's id can live inside it), so then none.
     const complete = deferred === 0 && listing.failures.length === 0;
     const activeListed = ids.filter((id) => pointers.get(id)?.status === STATUS_ACTIVE);
-    const catalogTrusted = catalog !== undefined && catalog.count === activeListed.length
+    const catalogTrusted = catalog !== undefined && catalog.problem === undefined && catalog.count === activeListed.length
       && activeListed.every((id) => bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
     if (complete && !catalogTrusted) {
-      const listed = new Set(ids);
-      const gone = (await this.store.scanActiveIds()).filter((id) => !listed.has(id));
+      // A listing is not proof of absence (a page can come back short or empty): each ACTIVE prompt it left
+      // out is asked for by id, and only a prompt the source confirms gone is marked DELETED.
+      const listedIds = new Set(ids);
+      const gone = (await this.store.scanActiveIds()).filter((id) => !listedIds.has(id) && promptIdProblem(id) === undefined);
       const goneStates = await this.store.getPointers(gone);
       await forEachLimit([...goneStates.values()], this.concurrency, async (state) => {
-        outcomes.set(state.id, await this.deleteOne(state, listedAt));
+        if (this.deadline !== undefined && Date.now() >= this.deadline) {
+          deferred++;
+          return;
+        }
+        outcomes.set(state.id, await this.confirmGone(state, listedAt, listedAtMs));
       });
     }
 
-    const membershipChanged = (complete && !catalogTrusted) || [...outcomes.values()].some(changesMembership);
-    const catalogUpdated = membershipChanged ? await this.store.rebuildCatalog(this.timestamp()) : false;
-    return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, { deferred, listingFailures: listing.failures });
+    const catalogUpdated = complete && !catalogTrusted
+      ? await this.store.rebuildCatalog(this.timestamp())
+      : await this.applyMembership(outcomes);
+    return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, {
+      deferred, listingFailures: listing.failures, repaired: repairsOf([...pointers.values()]),
+    });
   }
 
   /**
    * Syncs one prompt (e.g. after a CloudTrail event): written, unchanged, or marked DELETED. Also repairs
    * the catalog if an ACTIVE prompt is missing from it (an earlier rebuild that failed or was cut short).
    */
-  async syncPrompt(id: string): Promise<SyncReport> {
+  async syncPrompt(id: string, options: SyncPromptOptions = {}): Promise<SyncReport> {
     const started = Date.now();
+    const idProblem = promptIdProblem(id);
+    if (idProblem !== undefined) {
+      // Never sent to DynamoDB (an over-long key aborts the request): fails alone, with the reason.
+      const outcome: Outcome = { kind: 'failed', reason: `invalid prompt id ${describePromptId(id)}: ${idProblem}`, retryable: false };
+      return this.report('prompt', 1, new Map([[String(id), outcome]]), false, started);
+    }
     const [pointer, catalog] = await Promise.all([this.store.getPointer(id), this.store.getCatalog()]);
-    const outcome = await this.syncOne(id, undefined, pointer);
+    const changedAt = options.changedAt !== undefined && !Number.isNaN(Date.parse(options.changedAt)) ? Date.parse(options.changedAt) : Date.now();
+    const outcome = await this.syncOne(id, undefined, pointer, changedAt);
     const missingFromCatalog = outcome.kind === 'unchanged' && pointer?.status === STATUS_ACTIVE
-      && (catalog === undefined || !bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
-    const catalogUpdated = changesMembership(outcome) || missingFromCatalog
+      && (catalog === undefined || catalog.problem !== undefined || !bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
+    const catalogUpdated = missingFromCatalog
       ? await this.store.rebuildCatalog(this.timestamp())
-      : false;
-    return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started);
+      : await this.applyMembership(new Map([[id, outcome]]));
+    return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started, { repaired: repairsOf(pointer ? [pointer] : []) });
   }
 
-  private async syncOne(id: string, summary: SourceSummary | undefined, pointer: PointerState | undefined): Promise<Outcome> {
-    if (summary && pointer?.status === STATUS_ACTIVE && pointer.sourceRevision === summary.revision) {
+  private async syncOne(id: string, summary: SourceSummary | undefined, pointer: PointerState | undefined, changedAtMs: number): Promise<Outcome> {
+    const serving = pointer?.status === STATUS_ACTIVE && pointer.problems.length === 0;
+    if (summary && !summary.verify && serving && pointer!.sourceRevision === summary.revision) {
       return { kind: 'unchanged' };
     }
+    if (!this.claims) return this.readAndApply(id, summary, pointer, serving);
+    let claim: ClaimResult;
+    try {
+      claim = await this.claims.claim(id, changedAtMs);
+    } catch (err) {
+      return failedOutcome(err);
+    }
+    if (claim.kind === 'covered') return { kind: 'coalesced' };
+    try {
+      return await this.readAndApply(id, summary, pointer, serving);
+    } finally {
+      await this.claims.release(id, claim.token);
+    }
+  }
+
+  private async readAndApply(id: string, summary: SourceSummary | undefined, pointer: PointerState | undefined, serving: boolean): Promise<Outcome> {
     const readAt = readClock();
     let fetched: FetchResult;
     try {
-      fetched = await this.source.fetch(id, summary, pointer && {
-        sourceVersion: pointer.sourceVersion, sourceRevision: pointer.sourceRevision,
-      });
+      // What the pointer knows lets a source answer "unchanged" without reading content. That answer only
+      // means something for a pointer that serves content: a DELETED or broken one needs the content itself.
+      fetched = await this.source.fetch(id, summary, serving ? {
+        sourceVersion: pointer!.sourceVersion, sourceRevision: pointer!.sourceRevision,
+      } : undefined);
     } catch (err) {
       return failedOutcome(err);
     }
@@ -168,8 +232,17 @@ export class SyncEngine {
       }
       return { kind: 'failed', reason: `lost ${MAX_CONFLICT_RETRIES + 1} conditional writes to concurrent writers`, retryable: true };
     } catch (err) {
-      return failedOutcome(err);
+      return failedOutcome(err, pointer);
     }
+  }
+
+  /**
+   * An ACTIVE prompt the listing left out: asked for by id (a short or empty listing page is not proof of
+   * absence). Gone at the source → DELETED; still there → synced like any other (and kept).
+   */
+  private async confirmGone(state: PointerState, listedAt: string, listedAtMs: number): Promise<Outcome> {
+    if (isOlder(listedAt, state.sourceReadAt)) return { kind: 'unchanged' }; // written after the listing
+    return this.syncOne(state.id, undefined, state, listedAtMs);
   }
 
   /**
@@ -178,18 +251,20 @@ export class SyncEngine {
    */
   private async apply(id: string, fetched: FetchResult, readAt: string, pointer: PointerState | undefined): Promise<Outcome | 'conflict'> {
     if (isOlder(readAt, pointer?.sourceReadAt)) return { kind: 'unchanged' };
+    const broken = pointer !== undefined && pointer.problems.length > 0;
     if (fetched.kind === 'not-found') {
-      if (pointer?.status !== STATUS_ACTIVE) return { kind: 'skipped', reason: fetched.reason ?? 'not found at the source' };
+      if (!pointer || (pointer.status !== STATUS_ACTIVE && !broken)) return { kind: 'skipped', reason: fetched.reason ?? 'not found at the source' };
       return (await this.store.markDeleted(pointer, this.timestamp(), readAt)) === 'written' ? { kind: 'deleted' } : 'conflict';
     }
     if (fetched.kind === 'unchanged') {
+      if (broken) throw new Error(`the source answered "unchanged" for a pointer that must be rewritten (${pointer!.problems.join('; ')})`);
       if (!pointer || pointer.status !== STATUS_ACTIVE || pointer.sourceRevision === fetched.revision) return { kind: 'unchanged' };
       const outcome = await this.store.updateSourceMetadata(pointer, readAt, { [Attr.sourceRevision]: fetched.revision });
       return outcome === 'written' ? { kind: 'unchanged' } : 'conflict';
     }
     const prompt = fetched.prompt;
     const sum = checksum(prompt.content);
-    if (pointer?.status === STATUS_ACTIVE && (sum === pointer.sourceChecksum || sum === pointer.checksum)) {
+    if (!broken && pointer?.status === STATUS_ACTIVE && (sum === pointer.sourceChecksum || sum === pointer.checksum)) {
       // The source's content has not changed since the last sync, or is already what is served: keep what
       // is served (this is what leaves an operator's rollback in place) and only note the source's revision.
       if (sum === pointer.sourceChecksum && prompt.revision === pointer.sourceRevision) return { kind: 'unchanged' };
@@ -205,7 +280,12 @@ export class SyncEngine {
   }
 
   private async writeNewVersion(id: string, prompt: SourcePrompt, sum: string, readAt: string, pointer: PointerState | undefined): Promise<Outcome | 'conflict'> {
-    const versionNumber = (pointer?.latestVersionNumber ?? 0) + 1;
+    let latest = pointer?.latestVersionNumber ?? 0;
+    if ((pointer && pointer.problems.length > 0) || this.versionLookups.has(id)) {
+      // The pointer's numbers cannot be believed (or a version item was in the way): ask the history.
+      latest = Math.max(latest, await this.store.highestVersionNumber(id));
+    }
+    const versionNumber = latest + 1;
     const meta = {
       versionNumber,
       checksum: sum,
@@ -222,25 +302,28 @@ export class SyncEngine {
     const tooBig = sizeProblem(current);
     if (tooBig) return { kind: 'failed', reason: tooBig, retryable: false };
     const outcome = await this.store.writeVersion(version, current, pointer, readAt);
+    if (outcome === 'version-exists') {
+      this.versionLookups.add(id);
+      return 'conflict';
+    }
+    this.versionLookups.delete(id);
     return outcome === 'written' ? { kind: 'written', membership: pointer?.status !== STATUS_ACTIVE } : 'conflict';
   }
 
   /**
-   * Marks a prompt the listing (taken at `listedAt`) did not contain as DELETED — unless a sync that read the
-   * source after the listing wrote it since (it was created meanwhile): that one knows better.
+   * Brings the catalog in line with this sync's membership changes: ids that became ACTIVE are added in place
+   * (one catalog read and write, whatever the table's size); a deletion rebuilds it (a Bloom filter cannot
+   * forget an id).
    */
-  private async deleteOne(state: PointerState, listedAt: string): Promise<Outcome> {
-    try {
-      let pointer: PointerState | undefined = state;
-      for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-        if (pointer?.status !== STATUS_ACTIVE || isOlder(listedAt, pointer.sourceReadAt)) return { kind: 'unchanged' };
-        if ((await this.store.markDeleted(pointer, this.timestamp(), listedAt)) === 'written') return { kind: 'deleted' };
-        pointer = await this.store.getPointer(state.id);
-      }
-      return failedOutcome(new Error(`lost ${MAX_CONFLICT_RETRIES + 1} conditional writes while marking it DELETED`));
-    } catch (err) {
-      return failedOutcome(err);
+  private async applyMembership(outcomes: Map<string, Outcome>): Promise<boolean> {
+    const added: string[] = [];
+    let removed = false;
+    for (const [id, o] of outcomes) {
+      if (o.kind === 'written' && o.membership) added.push(id);
+      else if (o.kind === 'deleted') removed = true;
     }
+    if (removed) return this.store.rebuildCatalog(this.timestamp());
+    return added.length > 0 ? this.store.addToCatalog(added, this.timestamp()) : false;
   }
 
   private timestamp(): string {
@@ -253,18 +336,20 @@ export class SyncEngine {
     outcomes: Map<string, Outcome>,
     catalogUpdated: boolean,
     started: number,
-    extra: { deferred?: number; listingFailures?: readonly SourceFailure[] } = {},
+    extra: { deferred?: number; listingFailures?: readonly SourceFailure[]; repaired?: { id: string; reason: string }[] } = {},
   ): SyncReport {
     const writtenIds: string[] = [];
     const deletedIds: string[] = [];
     const failures: SyncFailure[] = (extra.listingFailures ?? []).map((f) => ({ ...f, retryable: false }));
     const skipped: { id: string; reason: string }[] = [];
+    const coalescedIds: string[] = [];
     let unchanged = 0;
     for (const [id, o] of outcomes) {
       if (o.kind === 'written') writtenIds.push(id);
       else if (o.kind === 'deleted') deletedIds.push(id);
       else if (o.kind === 'failed') failures.push({ id, reason: o.reason, retryable: o.retryable });
       else if (o.kind === 'skipped') skipped.push({ id, reason: o.reason });
+      else if (o.kind === 'coalesced') coalescedIds.push(id);
       else unchanged++;
     }
     const deferred = extra.deferred ?? 0;
@@ -277,12 +362,14 @@ export class SyncEngine {
       deleted: deletedIds.length,
       failed: failures.length,
       deferred,
-      complete: deferred === 0,
+      complete: mode === 'full' ? deferred === 0 && (extra.listingFailures ?? []).length === 0 : deferred === 0,
       writtenIds,
       deletedIds,
       failures,
       skipped,
+      coalescedIds,
       catalogUpdated,
+      repaired: extra.repaired ?? [],
       sourceCalls: stats.calls,
       sourceThrottles: stats.throttles,
       durationMs: Date.now() - started,
@@ -290,9 +377,6 @@ export class SyncEngine {
   }
 }
 
-function changesMembership(o: Outcome): boolean {
-  return (o.kind === 'written' && o.membership) || o.kind === 'deleted';
-}
 
 /**
  * Wall-clock time with microseconds (`2026-11-30T03:00:00.123456Z`): fixed width, so later times sort
@@ -309,9 +393,27 @@ function isOlder(a: string | undefined, b: string | undefined): boolean {
   return a !== undefined && b !== undefined && a < b;
 }
 
-function failedOutcome(err: unknown): Outcome {
-  const reason = err instanceof Error ? err.message : String(err);
-  return { kind: 'failed', reason, retryable: err instanceof SourceReadError ? err.retryable : true };
+function failedOutcome(err: unknown, pointer?: PointerState): Outcome {
+  const message = err instanceof Error ? err.message : String(err);
+  const reason = pointer && pointer.problems.length > 0 ? `${message} (repairing a broken pointer: ${pointer.problems.join('; ')})` : message;
+  return { kind: 'failed', reason, retryable: err instanceof SourceReadError ? err.retryable : isTransient(err) };
+}
+
+/**
+ * Listed entries whose id can never be a key (over-long, reserved…), as failed outcomes: they fail alone and,
+ * their id being known, hide no other prompt, so deletions are still checked.
+ */
+function invalidEntries(listing: SourceListing): Map<string, Outcome> {
+  const out = new Map<string, Outcome>();
+  for (const p of listing.prompts) {
+    const problem = promptIdProblem(p.id);
+    if (problem !== undefined) out.set(p.id, { kind: 'failed', reason: `invalid prompt id ${describePromptId(p.id)}: ${problem}`, retryable: false });
+  }
+  return out;
+}
+
+function repairsOf(pointers: readonly PointerState[]): { id: string; reason: string }[] {
+  return pointers.filter((p) => p.problems.length > 0).map((p) => ({ id: p.id, reason: p.problems.join('; ') }));
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */

@@ -17,7 +17,7 @@ export interface CustomResourceEvent {
 
 export type SyncRequest =
   | { readonly kind: 'full'; readonly trigger: 'schedule' | 'manual' }
-  | { readonly kind: 'prompt'; readonly promptId: string; readonly eventName: string }
+  | { readonly kind: 'prompt'; readonly promptId: string; readonly eventName: string; readonly changedAt?: string }
   | { readonly kind: 'custom-resource'; readonly event: CustomResourceEvent }
   | { readonly kind: 'ignored'; readonly reason: string };
 
@@ -36,7 +36,7 @@ export function classify(event: unknown): SyncRequest {
     if (detail.errorCode) return { kind: 'ignored', reason: `failed call (${detail.errorCode})` };
     const promptId = promptIdOf(detail);
     return promptId
-      ? { kind: 'prompt', promptId, eventName: detail.eventName }
+      ? { kind: 'prompt', promptId, eventName: detail.eventName, changedAt: eventTimeOf(detail.eventTime ?? e.time) }
       : { kind: 'ignored', reason: `${detail.eventName} event without a prompt id` };
   }
   if (Object.keys(e).length === 0) return { kind: 'full', trigger: 'manual' };
@@ -53,4 +53,9 @@ export function promptIdOf(detail: Record<string, any>): string | undefined {
   if (typeof raw !== 'string' || raw.length === 0) return undefined;
   const arn = /^arn:[^:]+:bedrock:[^:]*:\d*:prompt\/([^:]+)(?::.*)?$/.exec(raw);
   return arn ? arn[1] : raw;
+}
+
+/** A CloudTrail `eventTime` (or EventBridge `time`) when it is a readable time; else `undefined` (treated as now). */
+function eventTimeOf(value: unknown): string | undefined {
+  return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? new Date(Date.parse(value)).toISOString() : undefined;
 }

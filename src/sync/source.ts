@@ -14,6 +14,16 @@ export interface SourceSummary {
    * means "unchanged": the engine neither fetches nor writes.
    */
   readonly revision: string;
+  /**
+   * When the source last changed this prompt as far as the listing shows (ISO-8601), if it knows: lets a
+   * sync skip a prompt that a sync started after that time is already reading (see sync/claims.ts).
+   */
+  readonly changedAt?: string;
+  /**
+   * The revision alone cannot prove this prompt unchanged (e.g. a deleted version leaves the listing as it
+   * was): the engine fetches it anyway, passing what the pointer knows, so the source can answer `unchanged`.
+   */
+  readonly verify?: boolean;
 }
 
 /** One prompt as the source holds it. */

@@ -4,11 +4,13 @@
  * stale writer gets `'conflict'` (and re-reads) instead of overwriting something newer.
  */
 import {
+  AttributeValue,
   BatchGetItemCommand,
   BatchGetItemCommandOutput,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
+  QueryCommand,
   ScanCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -18,16 +20,23 @@ import {
   Attr,
   CATALOG_ID,
   CURRENT,
+  MAX_VERSION_NUMBER,
   PARTITION_KEY,
-  PromptStatus,
   SCHEMA_VERSION,
   SORT_KEY,
   STATUS_ACTIVE,
   STATUS_DELETED,
   bloomBuild,
+  bloomAdd,
   bloomParameters,
+  catalogProblem,
+  parseVersionKey,
+  versionKey,
 } from '../schema';
 import { backoffDelay, sleep } from './pacer';
+import { PointerState, toPointerState } from './pointer-state';
+
+export type { PointerState } from './pointer-state';
 
 /** BatchGetItem takes at most 100 keys per call. */
 const BATCH_GET_MAX_KEYS = 100;
@@ -36,32 +45,23 @@ const BATCH_GET_MAX_ATTEMPTS = 8;
 /** Backoff between re-reads of a contended key: short, the other writer is usually done. */
 const CONFLICT_BACKOFF = { baseDelayMs: 50, maxDelayMs: 2_000 };
 
-/** What the engine needs to know about a pointer to decide (never the content). */
-export interface PointerState {
-  readonly id: string;
-  readonly status: PromptStatus;
-  readonly versionNumber: number;
-  readonly latestVersionNumber: number;
-  readonly checksum: string;
-  readonly sourceChecksum?: string;
-  readonly sourceRevision?: string;
-  readonly sourceUpdatedAt?: string;
-  readonly sourceReadAt?: string;
-  readonly sourceVersion?: string;
-  /** The pointer's write counter (0 when absent); every pointer write sets it to this + 1 under a guard on it. */
-  readonly revision: number;
-}
-
 /** The catalog item: a Bloom filter of every ACTIVE prompt id. */
 export interface Catalog {
   readonly bloom: Uint8Array;
   readonly bits: number;
   readonly hashes: number;
   readonly count: number;
+  /** The write counter to continue from (0 when absent or broken). */
   readonly revision: number;
+  /** Why the item cannot be trusted (schema `catalogProblem`); then the other fields mean nothing. */
+  readonly problem?: string;
+  /** The raw `revision` read, for the write guard (undefined: absent). */
+  readonly rawRevision?: AttributeValue;
 }
 
 export type WriteOutcome = 'written' | 'conflict';
+/** A version write can also find its version item already there (the pointer's numbers were behind). */
+export type VersionWriteOutcome = WriteOutcome | 'version-exists';
 
 const POINTER_STATE_ATTRIBUTES = [
   Attr.promptId, Attr.status, Attr.versionNumber, Attr.latestVersionNumber, Attr.checksum, Attr.sourceChecksum,
@@ -112,7 +112,7 @@ export class ServingTableStore {
    * the version item must not exist, and the pointer must still be as `expected` (or absent) and not have
    * been written by a sync that read the source after `readAt`.
    */
-  async writeVersion(versionItem: Item, pointerItem: Item, expected: PointerState | undefined, readAt: string): Promise<WriteOutcome> {
+  async writeVersion(versionItem: Item, pointerItem: Item, expected: PointerState | undefined, readAt: string): Promise<VersionWriteOutcome> {
     try {
       await this.client.send(new TransactWriteItemsCommand({
         TransactItems: [
@@ -129,9 +129,33 @@ export class ServingTableStore {
       }));
       return 'written';
     } catch (err) {
+      const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+      if (reasons?.[0]?.Code === 'ConditionalCheckFailed' && reasons[1]?.Code !== 'ConditionalCheckFailed') return 'version-exists';
       if (isConflict(err)) return 'conflict';
       throw err;
     }
+  }
+
+  /**
+   * The highest version number in the prompt's history (0 if none), from the version items themselves: used
+   * when a pointer's numbers cannot be believed. One Query, newest first, reading a handful of keys.
+   */
+  async highestVersionNumber(id: string): Promise<number> {
+    const out = await this.client.send(new QueryCommand({
+      TableName: this.tableName,
+      ConsistentRead: true,
+      KeyConditionExpression: '#pk = :id AND #sk BETWEEN :first AND :last',
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
+      ExpressionAttributeValues: { ':id': { S: id }, ':first': { S: versionKey(1) }, ':last': { S: versionKey(MAX_VERSION_NUMBER) } },
+      ProjectionExpression: '#sk',
+      ScanIndexForward: false,
+      Limit: 10,
+    }));
+    for (const item of out.Items ?? []) {
+      const n = parseVersionKey(item[SORT_KEY]?.S ?? '');
+      if (n !== undefined) return n;
+    }
+    return 0;
   }
 
   /** Replaces the pointer (e.g. to activate an older version) if it is still as `expected`. */
@@ -145,8 +169,8 @@ export class ServingTableStore {
   async updateSourceMetadata(expected: PointerState, readAt: string, fields: Record<string, string | undefined>): Promise<WriteOutcome> {
     const guard = pointerGuard(expected, readAt);
     const names: Record<string, string> = { ...guard.ExpressionAttributeNames };
-    const values: Item = { ...guard.ExpressionAttributeValues, ':nextRev': nextRevision(expected) };
-    const sets: string[] = ['#readAt = :readAt', '#rev = :nextRev'];
+    const values: Item = { ...guard.ExpressionAttributeValues, ':nextRev': nextRevision(expected), ':newReadAt': { S: readAt } };
+    const sets: string[] = ['#readAt = :newReadAt', '#rev = :nextRev'];
     Object.entries(fields).forEach(([attr, value], i) => {
       if (value === undefined) return;
       names[`#f${i}`] = attr;
@@ -172,11 +196,15 @@ export class ServingTableStore {
     return this.guarded(new UpdateItemCommand({
       TableName: this.tableName,
       Key: pointerKey(expected.id),
-      UpdateExpression: 'SET #status = :deleted, #synced = :synced, #readAt = :readAt, #rev = :nextRev',
+      UpdateExpression: 'SET #status = :deleted, #synced = :synced, #readAt = :newReadAt, #rev = :nextRev',
       ConditionExpression: guard.ConditionExpression,
       ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, '#synced': Attr.syncedAt },
       ExpressionAttributeValues: {
-        ...guard.ExpressionAttributeValues, ':deleted': { S: STATUS_DELETED }, ':synced': { S: syncedAt }, ':nextRev': nextRevision(expected),
+        ...guard.ExpressionAttributeValues,
+        ':deleted': { S: STATUS_DELETED },
+        ':synced': { S: syncedAt },
+        ':nextRev': nextRevision(expected),
+        ':newReadAt': { S: readAt },
       },
     }));
   }
@@ -210,13 +238,23 @@ export class ServingTableStore {
     }));
     if (!out.Item) return undefined;
     const c = fromItem(out.Item);
-    return {
-      bloom: c[Attr.bloom] as Uint8Array,
-      bits: c[Attr.bloomBits] as number,
-      hashes: c[Attr.bloomHashes] as number,
-      count: c[Attr.count] as number,
-      revision: (c[Attr.revision] as number | undefined) ?? 0,
+    const fields = {
+      bloom: c[Attr.bloom], bits: c[Attr.bloomBits], hashes: c[Attr.bloomHashes], count: c[Attr.count], revision: c[Attr.revision],
     };
+    const problem = catalogProblem(fields);
+    const rawRevision = out.Item[Attr.revision];
+    const revision = Number.isSafeInteger(fields.revision) && (fields.revision as number) >= 0 ? fields.revision as number
+      : Number.isSafeInteger(Number(rawRevision?.S)) && Number(rawRevision?.S) >= 0 ? Number(rawRevision?.S) : 0;
+    return problem === undefined
+      ? {
+        bloom: fields.bloom as Uint8Array,
+        bits: fields.bits as number,
+        hashes: fields.hashes as number,
+        count: fields.count as number,
+        revision,
+        rawRevision,
+      }
+      : { bloom: new Uint8Array(0), bits: 0, hashes: 0, count: -1, revision, rawRevision, problem };
   }
 
   /**
@@ -224,38 +262,41 @@ export class ServingTableStore {
    * the revision, retry on conflict — so concurrent syncs never drop each other's ids. Returns whether the
    * item was rewritten (it is left alone when membership did not change).
    */
-  async rebuildCatalog(syncedAt: string, maxAttempts = 5): Promise<boolean> {
+  async rebuildCatalog(syncedAt: string, maxAttempts = 10): Promise<boolean> {
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       if (attempt > 0) await sleep(backoffDelay(attempt, CONFLICT_BACKOFF));
       const current = await this.getCatalog();
       const ids = await this.scanActiveIds();
-      const { bits, hashes } = bloomParameters(ids.length);
+      const { bits, hashes } = catalogSizing(ids.length, current);
       const bloom = bloomBuild(ids, bits, hashes);
-      if (current && current.count === ids.length && current.bits === bits && current.hashes === hashes
+      if (current && !current.problem && current.count === ids.length && current.bits === bits && current.hashes === hashes
         && Buffer.from(current.bloom).equals(Buffer.from(bloom))) {
         return false;
       }
-      const revision = (current?.revision ?? 0) + 1;
-      const outcome = await this.guarded(new PutItemCommand({
-        TableName: this.tableName,
-        Item: toItem({
-          [PARTITION_KEY]: CATALOG_ID,
-          [SORT_KEY]: CURRENT,
-          [Attr.bloom]: bloom,
-          [Attr.bloomBits]: bits,
-          [Attr.bloomHashes]: hashes,
-          [Attr.count]: ids.length,
-          [Attr.revision]: revision,
-          [Attr.syncedAt]: syncedAt,
-          [Attr.schemaVersion]: SCHEMA_VERSION,
-        }),
-        ConditionExpression: current ? '#rev = :rev' : 'attribute_not_exists(#pk)',
-        ExpressionAttributeNames: current ? { '#rev': Attr.revision } : { '#pk': PARTITION_KEY },
-        ExpressionAttributeValues: current ? { ':rev': { N: String(current.revision) } } : undefined,
-      }));
+      const outcome = await this.putCatalog(current, bloom, bits, hashes, ids.length, syncedAt);
       if (outcome === 'written') return true;
     }
     throw new Error(`catalog rebuild kept conflicting with concurrent syncs after ${maxAttempts} attempts`);
+  }
+
+  /**
+   * Adds ids that just became ACTIVE to the catalog in place: one strongly consistent read and one guarded
+   * write, retried on conflict, so a membership change costs what it adds, not a scan of the table. Falls
+   * back to {@link rebuildCatalog} when there is no trustworthy catalog or the filter has no room left for
+   * `count + ids` at the target false-positive rate (rebuilds size it for twice the count).
+   */
+  async addToCatalog(ids: readonly string[], syncedAt: string, maxAttempts = 10): Promise<boolean> {
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      if (attempt > 0) await sleep(backoffDelay(attempt, CONFLICT_BACKOFF));
+      const current = await this.getCatalog();
+      if (!current || current.problem !== undefined || bloomParameters(current.count + ids.length).bits > current.bits) {
+        return this.rebuildCatalog(syncedAt);
+      }
+      const bloom = bloomAdd(current.bloom, ids, current.bits, current.hashes);
+      const outcome = await this.putCatalog(current, bloom, current.bits, current.hashes, current.count + ids.length, syncedAt);
+      if (outcome === 'written') return true;
+    }
+    throw new Error(`catalog update kept conflicting with concurrent syncs after ${maxAttempts} attempts`);
   }
 
   /** A full item (pointer or version) as a plain object, strongly consistent. */
@@ -277,6 +318,27 @@ export class ServingTableStore {
     return out.Item ? { state: toPointerState(out.Item), item: fromItem(out.Item) } : undefined;
   }
 
+  /** Writes the catalog item over `current` (as read), guarded on its raw revision. */
+  private putCatalog(
+    current: Catalog | undefined, bloom: Uint8Array, bits: number, hashes: number, count: number, syncedAt: string,
+  ): Promise<WriteOutcome> {
+    return this.guarded(new PutItemCommand({
+      TableName: this.tableName,
+      Item: toItem({
+        [PARTITION_KEY]: CATALOG_ID,
+        [SORT_KEY]: CURRENT,
+        [Attr.bloom]: bloom,
+        [Attr.bloomBits]: bits,
+        [Attr.bloomHashes]: hashes,
+        [Attr.count]: count,
+        [Attr.revision]: (current?.revision ?? 0) + 1,
+        [Attr.syncedAt]: syncedAt,
+        [Attr.schemaVersion]: SCHEMA_VERSION,
+      }),
+      ...catalogGuard(current),
+    }));
+  }
+
   private async guarded(command: PutItemCommand | UpdateItemCommand): Promise<WriteOutcome> {
     try {
       await this.client.send(command as any);
@@ -286,6 +348,40 @@ export class ServingTableStore {
       throw err;
     }
   }
+}
+
+/**
+ * Filter size for a rebuild of `count` ids: room for twice as many at the target false-positive rate, so
+ * the next additions go in place. An existing filter's size is kept while it is neither too small for
+ * `count` nor more than twice what twice `count` needs (a rebuild that changes nothing writes nothing).
+ */
+function catalogSizing(count: number, current: Catalog | undefined): { bits: number; hashes: number } {
+  const wanted = bloomParameters(2 * count);
+  if (current && current.problem === undefined && current.bits >= bloomParameters(count).bits && current.bits <= 2 * wanted.bits) {
+    return { bits: current.bits, hashes: current.hashes };
+  }
+  return wanted;
+}
+
+/**
+ * Condition of a catalog write: the item is still as read. Guards on the raw `revision` (whatever its type,
+ * or its absence), so a hand-broken revision is repaired instead of conflicting forever.
+ */
+interface Guard {
+  readonly ConditionExpression: string;
+  readonly ExpressionAttributeNames: Record<string, string>;
+  readonly ExpressionAttributeValues?: Item;
+}
+
+function catalogGuard(current: Catalog | undefined): Guard {
+  if (!current) return { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } };
+  if (current.rawRevision === undefined) {
+    return {
+      ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#rev)',
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#rev': Attr.revision },
+    };
+  }
+  return { ConditionExpression: '#rev = :rev', ExpressionAttributeNames: { '#rev': Attr.revision }, ExpressionAttributeValues: { ':rev': current.rawRevision } };
 }
 
 export function pointerKey(id: string): Item {
@@ -301,16 +397,28 @@ function pointerGuard(expected: PointerState | undefined, readAt?: string) {
   const values: Item = {};
   let condition = 'attribute_not_exists(#pk)';
   if (expected) {
-    const revision = expected.revision > 0 ? '#rev = :rev' : 'attribute_not_exists(#rev)';
-    condition = `#vn = :vn AND #lvn = :lvn AND #status = :status AND ${revision}`;
-    Object.assign(names, { '#vn': Attr.versionNumber, '#lvn': Attr.latestVersionNumber, '#status': Attr.status, '#rev': Attr.revision });
-    Object.assign(values, {
-      ':vn': { N: String(expected.versionNumber) },
-      ':lvn': { N: String(expected.latestVersionNumber) },
-      ':status': { S: expected.status },
-    });
-    if (expected.revision > 0) values[':rev'] = { N: String(expected.revision) };
     delete names['#pk'];
+    // The raw values read, whatever their type: a hand-broken attribute must not look like a lost race.
+    const g = expected.guard;
+    const parts = ([
+      ['vn', Attr.versionNumber, g.versionNumber],
+      ['lvn', Attr.latestVersionNumber, g.latestVersionNumber],
+      ['status', Attr.status, g.status],
+      ['rev', Attr.revision, g.revision],
+    ] as const).map(([key, attr, value]) => {
+      names[`#${key}`] = attr;
+      if (value === undefined) return `attribute_not_exists(#${key})`;
+      values[`:${key}`] = value;
+      return `#${key} = :${key}`;
+    });
+    condition = parts.join(' AND ');
+    if (readAt !== undefined && expected.sourceReadAt === undefined && g.sourceReadAt !== undefined) {
+      // A broken `source_read_at` (wrong type, in the future) is replaced, not compared with.
+      condition += ' AND #readAt = :oldReadAt';
+      names['#readAt'] = Attr.sourceReadAt;
+      values[':oldReadAt'] = g.sourceReadAt;
+      readAt = undefined;
+    }
   }
   if (readAt !== undefined) {
     condition = `(${condition}) AND (attribute_not_exists(#readAt) OR #readAt <= :readAt)`;
@@ -331,23 +439,6 @@ function nextRevision(expected: PointerState | undefined): { N: string } {
 
 function withNextRevision(pointerItem: Item, expected: PointerState | undefined): Item {
   return { ...pointerItem, [Attr.revision]: nextRevision(expected) };
-}
-
-function toPointerState(item: Item): PointerState {
-  const p = fromItem(item);
-  return {
-    id: p[Attr.promptId] as string,
-    status: p[Attr.status] as PromptStatus,
-    versionNumber: p[Attr.versionNumber] as number,
-    latestVersionNumber: (p[Attr.latestVersionNumber] as number | undefined) ?? (p[Attr.versionNumber] as number),
-    checksum: p[Attr.checksum] as string,
-    sourceChecksum: p[Attr.sourceChecksum] as string | undefined,
-    sourceRevision: p[Attr.sourceRevision] as string | undefined,
-    sourceUpdatedAt: p[Attr.sourceUpdatedAt] as string | undefined,
-    sourceReadAt: p[Attr.sourceReadAt] as string | undefined,
-    sourceVersion: p[Attr.sourceVersion] as string | undefined,
-    revision: (p[Attr.revision] as number | undefined) ?? 0,
-  };
 }
 
 /** A failed condition or a transaction that lost to a concurrent one: re-read and decide again. */

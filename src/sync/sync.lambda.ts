@@ -10,11 +10,13 @@
  */
 import { BedrockAgentClient } from '@aws-sdk/client-bedrock-agent';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DEFAULT_METRICS_NAMESPACE, Env } from '../schema';
+import { DEFAULT_METRICS_NAMESPACE, DEFAULT_SOURCE_REQUESTS_PER_SECOND, Env } from '../schema';
 import { sendCfnResponse } from './cfn-response';
+import { SyncClaims } from './claims';
 import { SyncEngine, SyncReport } from './engine';
 import { CustomResourceEvent, classify } from './events';
 import { emfRecord } from './metrics';
+import { SharedRateLimiter } from './shared-budget';
 import { PromptSourceReader } from './source';
 import { BedrockPromptSource } from './sources/bedrock';
 import { DirectoryPromptSource } from './sources/directory';
@@ -48,6 +50,8 @@ const MAX_DATA_ERROR_LENGTH = 500;
 
 /** Time kept back from the Lambda timeout to finish the prompts under way, the catalog and the report. */
 const FINISH_MARGIN_MS = 60_000;
+/** Shortest claim on a prompt: long enough for its reads and write even without a known deadline. */
+const CLAIM_MIN_LEASE_MS = 5 * 60_000;
 
 export async function handler(event: unknown, context?: InvocationContext): Promise<SyncReport | { ignored: string } | { failed: string }> {
   const request = classify(event);
@@ -68,9 +72,9 @@ export async function handler(event: unknown, context?: InvocationContext): Prom
         log('info', 'event ignored', { reason });
         return { ignored: reason };
       }
-      const report = await run('prompt sync', (engine) => engine.syncPrompt(request.promptId), {
+      const report = await run('prompt sync', (engine) => engine.syncPrompt(request.promptId, { changedAt: request.changedAt }), {
         promptId: request.promptId, eventName: request.eventName,
-      });
+      }, deadline);
       const retryable = report.failures.find((f) => f.retryable);
       if (retryable) throw new SyncRetryableError(`prompt ${retryable.id} failed: ${retryable.reason}`);
       return report;
@@ -118,7 +122,12 @@ async function run(
   what: string, sync: (engine: SyncEngine) => Promise<SyncReport>, context: Record<string, unknown>, deadline?: number,
 ): Promise<SyncReport> {
   const tableName = requireEnv(Env.tableName);
-  const engine = new SyncEngine({ dynamoDBClient, tableName, source: createSource(), deadline });
+  const source = createSource(tableName);
+  // Bedrock syncs share the table's request budget (in the source) and per-prompt claims with every other
+  // invocation running (docs/adr/0002-one-bedrock-budget.md).
+  const leaseMs = Math.max(CLAIM_MIN_LEASE_MS, (deadline ?? Date.now()) - Date.now() + FINISH_MARGIN_MS);
+  const claims = source.name === 'bedrock' ? new SyncClaims({ dynamoDBClient, tableName, leaseMs }) : undefined;
+  const engine = new SyncEngine({ dynamoDBClient, tableName, source, deadline, claims });
   try {
     const report = await sync(engine);
     console.log(JSON.stringify(emfRecord(process.env[Env.metricsNamespace] ?? DEFAULT_METRICS_NAMESPACE, tableName, report)));
@@ -130,7 +139,7 @@ async function run(
   }
 }
 
-function createSource(): PromptSourceReader {
+function createSource(tableName: string): PromptSourceReader {
   const type = requireEnv(Env.sourceType);
   const options = sourceOptions();
   if (type === 'directory') {
@@ -140,11 +149,13 @@ function createSource(): PromptSourceReader {
   if (type === 'bedrock') {
     // One retry policy: the source paces, backs off and retries throttled calls itself.
     bedrockClient ??= new BedrockAgentClient({ maxAttempts: 1 });
+    const ratePerSecond = options.maxRequestsPerSecond ?? DEFAULT_SOURCE_REQUESTS_PER_SECOND;
     return new BedrockPromptSource({
       client: bedrockClient,
       promptIds: options.promptIds,
       version: options.version,
-      maxRequestsPerSecond: options.maxRequestsPerSecond,
+      maxRequestsPerSecond: ratePerSecond,
+      limiter: new SharedRateLimiter({ dynamoDBClient, tableName, ratePerSecond }),
     });
   }
   throw new Error(`${Env.sourceType} must be "bedrock" or "directory", got ${JSON.stringify(type)}`);

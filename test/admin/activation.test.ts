@@ -29,6 +29,8 @@ const POINTER_AT_3: PointerState = {
   sourceReadAt: '2026-01-03T00:00:00.000123Z',
   sourceVersion: '3',
   revision: 7,
+  problems: [],
+  guard: {},
 };
 
 describe('the pointer an activation writes', () => {

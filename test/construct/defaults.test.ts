@@ -108,7 +108,7 @@ describe('PromptServingTable with only a Bedrock source', () => {
       PolicyDocument: {
         Statement: Match.arrayWith([{
           Effect: 'Allow',
-          Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
           Resource: { 'Fn::GetAtt': [Match.stringLikeRegexp('^PromptsTable'), 'Arn'] },
         }]),
       },

@@ -88,7 +88,7 @@ describe('grantRead', () => {
     const { prompts, role } = fixture();
     // WHEN / THEN
     expect(() => prompts.grantRead(role, { promptIds: [id] })).toThrow(
-      `\`promptIds\` must hold prompt ids (1 to 1,024 characters, not starting with '#'), got '${id}'. `
+      `\`promptIds\` must hold prompt ids (1 to 1,024 bytes of UTF-8, not starting with '#'), got '${id}'. `
       + 'The catalog item #catalog is always included');
   });
 

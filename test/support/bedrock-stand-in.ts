@@ -63,6 +63,16 @@ export interface StandInStats {
   readonly throttled: Record<StandInOperation, number>;
 }
 
+/** One request as the stand-in saw it. */
+export interface StandInRequest {
+  /** `performance.now()` when it arrived. */
+  readonly at: number;
+  readonly operation: StandInOperation;
+  /** The prompt named by the path (GetPrompt) or by `promptIdentifier` (ListPrompts), if any. */
+  readonly promptId?: string;
+  readonly throttled: boolean;
+}
+
 interface Snapshot extends PromptDraft {
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -71,8 +81,8 @@ interface Snapshot extends PromptDraft {
 interface StoredPrompt {
   readonly id: string;
   draft: Snapshot;
-  /** Numbered versions; index i holds version i + 1. */
-  readonly versions: Snapshot[];
+  /** Numbered versions; index i holds version i + 1 (`undefined` once deleted: numbers are never reused). */
+  readonly versions: (Snapshot | undefined)[];
   /** When set, GetPrompt of any version answers 200 with exactly this body. */
   rawGetPromptBody?: string;
 }
@@ -92,6 +102,8 @@ export class BedrockStandIn {
   /** Real-time (`performance.now()`) stamps of the requests admitted in the last second, per operation. */
   private readonly windows = new Map<StandInOperation, number[]>();
   private counters: StandInStats = emptyStats();
+  /** Every request that reached the server (admitted or throttled), oldest first, since start or the last reset. */
+  private log: StandInRequest[] = [];
   private server?: http.Server;
   private url?: string;
 
@@ -160,12 +172,19 @@ export class BedrockStandIn {
   /** Snapshots the DRAFT as the next numbered version (like CreatePromptVersion); returns its number. */
   createVersion(id: string): string {
     const prompt = this.prompt(id);
-    if (prompt.versions.length >= MAX_NUMBERED_VERSIONS) {
+    if (prompt.versions.filter((v) => v !== undefined).length >= MAX_NUMBERED_VERSIONS) {
       throw new Error(`ServiceQuotaExceededException: prompt ${id} already has ${MAX_NUMBERED_VERSIONS} versions`);
     }
     const now = this.clock();
     prompt.versions.push({ ...wireCopy(prompt.draft), createdAt: now, updatedAt: now });
     return String(prompt.versions.length);
+  }
+
+  /** Deletes one numbered version (like DeletePrompt with a `promptVersion`); its number is never reused. */
+  deleteVersion(id: string, version: string): void {
+    const prompt = this.prompt(id);
+    if (prompt.versions[Number(version) - 1] === undefined) throw new Error(`the Bedrock stand-in has no version ${version} of ${id}`);
+    prompt.versions[Number(version) - 1] = undefined;
   }
 
   /** Deletes a prompt with all its versions (like DeletePrompt). */
@@ -189,10 +208,27 @@ export class BedrockStandIn {
     return { served: { ...this.counters.served }, throttled: { ...this.counters.throttled } };
   }
 
-  /** Clears the counters and the quota windows; prompts are kept. */
+  /** Clears the counters, the request log and the quota windows; prompts are kept. */
   reset(): void {
     this.counters = emptyStats();
     this.windows.clear();
+    this.log = [];
+  }
+
+  /** Every request since start or the last {@link reset}, oldest first. */
+  requests(): readonly StandInRequest[] {
+    return [...this.log];
+  }
+
+  /** The most requests (all operations together, throttled ones included) that arrived within any one second. */
+  peakRequestsPerSecond(): number {
+    let peak = 0;
+    let start = 0;
+    for (let end = 0; end < this.log.length; end++) {
+      while (this.log[end].at - this.log[start].at >= QUOTA_WINDOW_MS) start++;
+      peak = Math.max(peak, end - start + 1);
+    }
+    return peak;
   }
 
   private prompt(id: string): StoredPrompt {
@@ -210,7 +246,10 @@ export class BedrockStandIn {
       const route = req.method === 'GET' ? /^\/prompts\/(?:([^/]+)\/?)?$/.exec(url.pathname) : null;
       if (!route) throw new ServiceError(404, 'UnknownOperationException', `no operation for ${req.method} ${url.pathname}`);
       const operation: StandInOperation = route[1] === undefined ? 'ListPrompts' : 'GetPrompt';
-      if (!this.admit(operation)) {
+      const named = route[1] === undefined ? url.searchParams.get('promptIdentifier') ?? undefined : decodeURIComponent(route[1]);
+      const admitted = this.admit(operation);
+      this.log.push({ at: performance.now(), operation, promptId: named && PROMPT_IDENTIFIER.exec(named)?.[1], throttled: !admitted });
+      if (!admitted) {
         this.counters.throttled[operation]++;
         throw new ServiceError(429, 'ThrottlingException', `Rate exceeded for ${operation}`);
       }
@@ -265,7 +304,7 @@ export class BedrockStandIn {
   private versionSummaries(prompt: StoredPrompt): object[] {
     return [
       summary(prompt.id, 'DRAFT', prompt.draft),
-      ...prompt.versions.map((v, i) => summary(prompt.id, String(i + 1), v)),
+      ...prompt.versions.flatMap((v, i) => (v ? [summary(prompt.id, String(i + 1), v)] : [])),
     ];
   }
 

@@ -164,8 +164,8 @@ describe('BedrockPromptSource.list', () => {
     // THEN
     expect(listing).toEqual({
       prompts: [
-        { id: a, revision: 'draft:2025-03-01T10:00:00.000Z' },
-        { id: b, revision: 'draft:2025-03-01T10:00:01.000Z' },
+        { id: a, revision: 'draft:2025-03-01T10:00:00.000Z', changedAt: '2025-03-01T10:00:00.000Z' },
+        { id: b, revision: 'draft:2025-03-01T10:00:01.000Z', changedAt: '2025-03-01T10:00:01.000Z' },
       ],
       failures: [],
     });
@@ -280,6 +280,24 @@ describe('BedrockPromptSource.fetch: content', () => {
     expect(error).toBeInstanceOf(SourceReadError);
     expect(error.promptId).toBe(id);
     expect(error.cause).toBeInstanceOf(Error);
+    expect(error.retryable).toBe(false);
+  });
+
+  test.each([
+    ['not JSON', 'garbage'],
+    ['JSON null', 'null'],
+    ['a list', '[]'],
+    ['variants a string', '{"name": "x", "variants": "nope"}'],
+    ['a variant without a template', '{"name": "x", "variants": [{"name": "v", "templateType": "TEXT"}]}'],
+    ['a malformed updatedAt', '{"name": "x", "updatedAt": "yesterday", "variants": [{"name": "v", "templateType": "TEXT", "templateConfiguration": {"text": {"text": "hi"}}}]}'],
+    ['a numeric template', '{"name": "x", "updatedAt": "2026-01-01T00:00:00Z", "variants": [{"name": "v", "templateType": "TEXT", "templateConfiguration": {"text": {"text": 5}}}]}'],
+    ['no updatedAt', '{"name": "x", "variants": [{"name": "v", "templateType": "TEXT", "templateConfiguration": {"text": {"text": "hi"}}}]}'],
+  ])('a malformed GetPrompt body (%s) is a failure, not retryable (issue 7 item 7)', async (_name, body) => {
+    const id = textPrompt('x');
+    standIn.setRawGetPromptBody(id, body);
+    const error = await reader({ version: 'DRAFT' }).fetch(id, undefined, undefined).catch((e) => e);
+    expect(error).toBeInstanceOf(SourceReadError);
+    expect(error.retryable).toBe(false);
   });
 
   test('raises SourceReadError for an unsupported template type or a missing template', async () => {

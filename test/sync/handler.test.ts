@@ -3,7 +3,7 @@
  * real event shapes, its SDK clients pointed at DynamoDB Local and the Bedrock stand-in through the
  * standard `AWS_ENDPOINT_URL_*` environment variables.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
@@ -93,6 +93,36 @@ test('a scheduled event runs a full sync, logs the report and emits EMF metrics'
   expect(emf[0]._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'Test/PromptServing', Dimensions: [['TableName']] });
   expect(emf[0]).toMatchObject({ TableName: tableName, [SyncMetric.written]: 4, [SyncMetric.fullSyncSucceeded]: 1 });
   expect(emf[1]).toMatchObject({ [SyncMetric.written]: 0, [SyncMetric.unchanged]: 4 });
+});
+
+test('the asset carries its own Bedrock client: it syncs real events with the installed one unloadable', async () => {
+  // GIVEN the bundle, and no @aws-sdk/client-bedrock-agent to load (as if the Lambda runtime lacked it)
+  const bundle = readFileSync(ASSET, 'utf8');
+  expect(bundle).not.toMatch(/require\(["']@aws-sdk\/client-bedrock-agent["']\)/);
+  const external = new Set(bundle.match(/require\(["']@aws-sdk\/[a-z0-9-]+["']\)/g)?.map((r) => r.slice(9, -2)));
+  external.delete('@aws-sdk/signature-v4-crt'); // optional SigV4a signers the SDK tries to load lazily, in a try/catch
+  external.delete('@aws-sdk/signature-v4a');
+  expect([...external]).toEqual(['@aws-sdk/client-dynamodb']);
+  const [a, b] = seedPublished(standIn, 2);
+  let handler: any;
+  jest.isolateModules(() => {
+    jest.doMock('@aws-sdk/client-bedrock-agent', () => {
+      throw new Error('@aws-sdk/client-bedrock-agent is not installed');
+    });
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh module instance
+    handler = require(ASSET).handler;
+  });
+  // WHEN a scheduled event and then a CloudTrail event arrive
+  const full = await handler({ 'detail-type': 'Scheduled Event', 'source': 'aws.events', 'detail': {} });
+  standIn.updateDraft(a, textDraft('changed', 'Changed {{topic}}'));
+  standIn.createVersion(a);
+  const one = await handler(cloudTrailEvent('CreatePromptVersion', { requestParameters: { promptIdentifier: a } }));
+  // THEN both synced through the bundled client, paced by the table's shared budget
+  expect(full).toMatchObject({ mode: 'full', written: 2, failed: 0 });
+  expect(one).toMatchObject({ mode: 'prompt', writtenIds: [a] });
+  expect(await pointer(b)).toMatchObject({ status: 'ACTIVE' });
+  const budget = await ddb.send(new GetItemCommand({ TableName: tableName, Key: { prompt_id: { S: '#bedrock-budget' }, version: { S: 'BUCKET' } } }));
+  expect(Number(budget.Item?.next_slot_at?.N)).toBeGreaterThan(0);
 });
 
 test('a CloudTrail CreatePromptVersion event syncs just that prompt (id given as an ARN)', async () => {

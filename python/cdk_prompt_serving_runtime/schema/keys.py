@@ -16,10 +16,9 @@ CATALOG_ID = "#catalog"
 VERSION_DIGITS = 6
 MAX_VERSION_NUMBER = 10**VERSION_DIGITS - 1
 
-MAX_PROMPT_ID_LENGTH = 1024
-"""Most UTF-16 code units in a prompt id (the Node library's rule, counted the way JavaScript counts)."""
-MAX_KEY_BYTES = 2048
-"""DynamoDB's limit on a partition key value: 2,048 bytes of UTF-8 (not characters)."""
+MAX_PROMPT_ID_BYTES = 1024
+"""Most bytes of UTF-8 in a prompt id (src/schema/keys.ts ``MAX_PROMPT_ID_BYTES``): DynamoDB limits the sort key
+to 1,024 bytes and the partition key to 2,048, and an id is both (the catalog's and the claims' sort keys)."""
 
 STATUS_ACTIVE = "ACTIVE"
 STATUS_DELETED = "DELETED"
@@ -102,20 +101,13 @@ def parse_version_key(key: str) -> Optional[int]:
     return n if n >= 1 else None
 
 
-def utf16_length(text: str) -> int:
-    """Length of ``text`` in UTF-16 code units (JavaScript's ``String.length``)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
-
-
 def is_valid_prompt_id(prompt_id: Any) -> bool:
-    """Whether ``prompt_id`` can name a prompt: a non-empty string, not starting with ``#`` (reserved), at most
-    1,024 UTF-16 code units (the sync's rule) and at most 2,048 bytes of UTF-8 (DynamoDB's key limit; a string
-    with unpaired surrogates cannot be encoded and is not valid either)."""
+    """Whether ``prompt_id`` can name a prompt (src/schema/keys.ts ``promptIdProblem``): a non-empty string, not
+    starting with ``#`` (reserved), well-formed Unicode (a lone surrogate cannot be encoded as UTF-8) and at most
+    :data:`MAX_PROMPT_ID_BYTES` bytes of UTF-8 (bytes, not characters)."""
     if not isinstance(prompt_id, str) or not prompt_id or prompt_id.startswith(RESERVED_PREFIX):
         return False
-    if utf16_length(prompt_id) > MAX_PROMPT_ID_LENGTH:
-        return False
     try:
-        return len(prompt_id.encode("utf-8")) <= MAX_KEY_BYTES
+        return len(prompt_id.encode("utf-8")) <= MAX_PROMPT_ID_BYTES
     except UnicodeEncodeError:
         return False

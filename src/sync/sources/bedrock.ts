@@ -18,7 +18,9 @@ import {
 } from '@aws-sdk/client-bedrock-agent';
 import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
 import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../../schema';
+import { isThrottling, isTransient } from '../errors';
 import { RateLimiter, retryWithBackoff } from '../pacer';
+import type { CallLimiter } from '../shared-budget';
 import {
   FetchResult,
   KnownPrompt,
@@ -33,6 +35,11 @@ import {
 
 /** Default attempts per call, the first included, when Bedrock answers `ThrottlingException`. */
 export const DEFAULT_MAX_ATTEMPTS = 8;
+/**
+ * Prompts a `LATEST`-mode full sync re-checks although their listing looks unchanged: a deleted numbered
+ * version leaves the draft's `updatedAt` (all the listing shows) as it was. One ListPrompts each.
+ */
+export const DEFAULT_LATEST_CHECKS_PER_SYNC = 20;
 /** Largest `maxResults` ListPrompts accepts. */
 export const LIST_PROMPTS_PAGE_SIZE = 1000;
 
@@ -60,6 +67,20 @@ export interface BedrockPromptSourceOptions {
   readonly maxRequestsPerSecond?: number;
   /** Attempts per call when throttled, the first included. @default DEFAULT_MAX_ATTEMPTS */
   readonly maxAttempts?: number;
+  /**
+   * What paces the calls instead of this reader's own token bucket at `maxRequestsPerSecond`: e.g. the
+   * table's shared budget (sync/shared-budget.ts), so concurrent syncs together stay within it.
+   * @default - a token bucket of this reader alone
+   */
+  readonly limiter?: CallLimiter;
+  /**
+   * `LATEST` mode: how many listed prompts each full listing marks for a re-check of their versions (chosen at
+   * random, so every prompt is re-checked within about `prompts / latestChecksPerSync` reconciles; the
+   * CloudTrail event of the deletion syncs it at once). @default DEFAULT_LATEST_CHECKS_PER_SYNC
+   */
+  readonly latestChecksPerSync?: number;
+  /** Source of randomness in [0, 1) for choosing those prompts. @default Math.random */
+  readonly random?: () => number;
 }
 
 type Operation = 'ListPrompts' | 'GetPrompt';
@@ -92,7 +113,9 @@ export class BedrockPromptSource implements PromptSourceReader {
   private readonly promptIds?: readonly string[];
   private readonly selection: BedrockVersionSelection;
   private readonly maxAttempts: number;
-  private readonly limiter: RateLimiter;
+  private readonly limiter: CallLimiter;
+  private readonly latestChecksPerSync: number;
+  private readonly random: () => number;
   private readonly calls: Record<Operation, number> = { ListPrompts: 0, GetPrompt: 0 };
   private throttles = 0;
 
@@ -107,11 +130,26 @@ export class BedrockPromptSource implements PromptSourceReader {
     this.promptIds = promptIds && [...new Set(promptIds)];
     this.selection = version;
     this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    this.limiter = new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond ?? DEFAULT_SOURCE_REQUESTS_PER_SECOND });
+    this.latestChecksPerSync = options.latestChecksPerSync ?? DEFAULT_LATEST_CHECKS_PER_SYNC;
+    this.random = options.random ?? Math.random;
+    this.limiter = options.limiter ?? new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond ?? DEFAULT_SOURCE_REQUESTS_PER_SECOND });
   }
 
   async list(): Promise<SourceListing> {
-    return this.promptIds ? this.listSelected(this.promptIds) : this.listAll();
+    const listing = this.promptIds ? await this.listSelected(this.promptIds) : await this.listAll();
+    return this.selection === DRAFT ? listing : { ...listing, prompts: this.markForChecks(listing.prompts) };
+  }
+
+  /** The listing with a random sample of `latestChecksPerSync` summaries marked `verify` (partial Fisher-Yates). */
+  private markForChecks(prompts: SourceSummary[]): SourceSummary[] {
+    const order = prompts.map((_, i) => i);
+    const k = Math.min(this.latestChecksPerSync, order.length);
+    for (let i = 0; i < k; i++) {
+      const j = i + Math.floor(this.random() * (order.length - i));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    const marked = new Set(order.slice(0, k));
+    return prompts.map((p, i) => (marked.has(i) ? { ...p, verify: true } : p));
   }
 
   /**
@@ -119,6 +157,8 @@ export class BedrockPromptSource implements PromptSourceReader {
    * the version list is read anyway, so a full and a targeted sync do the same calls.
    */
   async fetch(id: string, _summary: SourceSummary | undefined, known: KnownPrompt | undefined): Promise<FetchResult> {
+    // Outside the configured ids, a prompt is not served, whatever Bedrock holds (and IAM may deny reading it).
+    if (this.promptIds && !this.promptIds.includes(id)) return { kind: 'not-found', reason: 'outside the configured promptIds' };
     try {
       return this.selection === DRAFT ? await this.fetchDraft(id) : await this.fetchLatest(id, known);
     } catch (error) {
@@ -139,7 +179,7 @@ export class BedrockPromptSource implements PromptSourceReader {
     for await (const summary of this.listPrompts({})) {
       if (summary.version !== DRAFT || !summary.id) continue;
       if (summary.updatedAt) {
-        prompts.push({ id: summary.id, revision: this.listingRevision(summary.updatedAt) });
+        prompts.push({ id: summary.id, revision: this.listingRevision(summary.updatedAt), changedAt: summary.updatedAt.toISOString() });
       } else {
         failures.push({ id: summary.id, reason: 'ListPrompts gave no updatedAt' });
       }
@@ -155,7 +195,7 @@ export class BedrockPromptSource implements PromptSourceReader {
         if (!versions) return undefined; // deleted, or never existed: absent from the listing
         const draftUpdatedAt = versions.find((s) => s.version === DRAFT)?.updatedAt;
         return draftUpdatedAt
-          ? { id, revision: this.listingRevision(draftUpdatedAt) }
+          ? { id, revision: this.listingRevision(draftUpdatedAt), changedAt: draftUpdatedAt.toISOString() }
           : { id, reason: 'ListPrompts gave no DRAFT updatedAt' };
       } catch (error) {
         return { id, reason: messageOf(error) };
@@ -366,17 +406,6 @@ function toJson(value: unknown): JsonValue | undefined {
 
 function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
-
-function isThrottling(error: unknown): boolean {
-  const e = error as { name?: unknown; $metadata?: { httpStatusCode?: unknown } } | undefined;
-  return e?.name === 'ThrottlingException' || e?.$metadata?.httpStatusCode === 429;
-}
-
-/** Throttling, a server error or no answer at all: a later attempt may succeed. */
-function isTransient(error: unknown): boolean {
-  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
-  return isThrottling(error) || status === undefined || status >= 500;
 }
 
 function isNotFound(error: unknown): boolean {

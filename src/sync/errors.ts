@@ -1,0 +1,32 @@
+/**
+ * Which failures are worth retrying. A sync reports a failed prompt as `retryable` only when a later attempt
+ * can succeed (throttling, a server error, no answer at all); an answer that came back and cannot be used
+ * (a malformed body, a value DynamoDB rejects, a 4xx) fails the same way every time, so it is reported, not
+ * retried into the dead-letter queue.
+ */
+
+/** Errors of a call that got no answer at all (a later attempt may get one). */
+const NETWORK_ERROR_NAMES: ReadonlySet<string> = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'NetworkingError']);
+const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH',
+]);
+/** Service error names that mean "slow down" or "try again" (Bedrock, DynamoDB). */
+const TRANSIENT_ERROR_NAMES: ReadonlySet<string> = new Set([
+  'ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'InternalServerError',
+  'InternalServerException', 'ServiceUnavailableException', 'TransactionConflictException', 'TransactionInProgressException',
+]);
+
+export function isThrottling(error: unknown): boolean {
+  const e = error as { name?: unknown; $metadata?: { httpStatusCode?: unknown } } | undefined;
+  return e?.name === 'ThrottlingException' || e?.$metadata?.httpStatusCode === 429;
+}
+
+/** Throttling, a server error (5xx) or a network failure: a later attempt may succeed. */
+export function isTransient(error: unknown): boolean {
+  if (isThrottling(error)) return true;
+  const e = error as { name?: unknown; code?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
+  if (TRANSIENT_ERROR_NAMES.has(String(e?.name))) return true;
+  const status = e?.$metadata?.httpStatusCode;
+  if (status !== undefined) return status >= 500;
+  return NETWORK_ERROR_NAMES.has(String(e?.name)) || NETWORK_ERROR_CODES.has(String(e?.code));
+}
