@@ -10,8 +10,8 @@ import * as path from 'node:path';
 // This demo runs on the machine's Node.js, which may be older than the SDK's support window; that is not news here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { BedrockAgentClient, GetPromptCommand } from '@aws-sdk/client-bedrock-agent';
-import { explain, fleetColdStart } from './demo-fleet';
 import { cacheTier } from './demo-cache';
+import { explain, fleetColdStart } from './demo-fleet';
 import { PromptClient } from '../src/runtime';
 import { SyncEngine } from '../src/sync/engine';
 import { BedrockPromptSource } from '../src/sync/sources/bedrock';

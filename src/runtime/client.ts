@@ -4,8 +4,6 @@
  * stale-if-error.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema/keys';
-import { l2EpochKey } from '../schema/l2';
 import { Catalog } from './catalog';
 import { EpochWatcher } from './epoch';
 import { PromptNotFoundError, PromptStoreError } from './errors';
@@ -17,6 +15,8 @@ import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options'
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
 import { Counters, newCounters, PromptClientStats } from './stats';
 import { Loaded, SharedReader } from './tiers';
+import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema/keys';
+import { l2EpochKey } from '../schema/l2';
 
 /** Options of one `getPrompt` call. */
 export interface GetPromptOptions {

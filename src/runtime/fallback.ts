@@ -2,10 +2,10 @@
  * A caller-supplied prompt `getPrompt` returns only when nothing can be read: the table fails (down,
  * throttled past the retries, timed out), the L2 has no copy and memory holds none within `staleIfErrorSeconds`.
  */
+import { Prompt, promptFromItem, staleCopy } from './prompt';
 import { checksum, JsonValue, PromptContent } from '../schema/checksum';
 import { Attr, CURRENT, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
 import { templateVariables } from '../schema/template';
-import { Prompt, promptFromItem, staleCopy } from './prompt';
 
 /** A TEXT or CHAT prompt given in code. */
 export interface PromptFallback {

@@ -3,10 +3,10 @@
  * `PROMPT_SERVING_CACHE_ENDPOINT` present → the built-in Valkey adapter, loaded only then (node-redis is an
  * optional dependency; a function without the cache never evaluates it).
  */
-import { CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env } from '../schema/env';
 import { PromptServingError } from './errors';
 import type { AwsCredentials } from './iam-token';
 import type { ValkeyConfig, ValkeyL2 } from './valkey';
+import { CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env } from '../schema/env';
 
 /** Where AWS credentials and the Region come from (a `DynamoDBClient`'s resolved config has both). */
 export interface AwsIdentity {

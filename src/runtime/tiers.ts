@@ -5,11 +5,11 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fromItem, Item } from '../ddb-codec';
-import { Attr, CATALOG_ID, CURRENT, SORT_KEY } from '../schema/keys';
-import { decodeL2Value, encodeL2Value, fromDynamoJson, L2_VALUE_TTL_SECONDS, l2ItemKey, toDynamoJson } from '../schema/l2';
 import { PromptCacheL2, withTimeout } from './l2';
 import type { Counters } from './stats';
 import { TableReader } from './store';
+import { Attr, CATALOG_ID, CURRENT, SORT_KEY } from '../schema/keys';
+import { decodeL2Value, encodeL2Value, fromDynamoJson, L2_VALUE_TTL_SECONDS, l2ItemKey, toDynamoJson } from '../schema/l2';
 
 /** An item and where it came from. */
 export interface Loaded {

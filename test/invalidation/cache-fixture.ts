@@ -45,18 +45,10 @@ export function startCache(table: string, previous?: RedisServer): Promise<Redis
     cluster: true,
     certsFrom: previous,
     users: [
-      { name: READER, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), known(L2_READER_COMMANDS))}` },
-      { name: WRITER, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), known(L2_WRITER_COMMANDS))}` },
+      { name: READER, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_READER_COMMANDS)}` },
+      { name: WRITER, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_WRITER_COMMANDS)}` },
     ],
   });
-}
-
-/**
- * The commands redis-server 7.0 knows: `CLIENT SETINFO` arrived in 7.2 (ElastiCache's Valkey has it), and 7.0
- * refuses an ACL naming it. The adapter does not send it (`disableClientInfo`), so nothing else changes.
- */
-function known(commands: readonly string[]): string[] {
-  return commands.filter((c) => c !== 'client|setinfo');
 }
 
 /** The environment the construct gives the invalidation function (IAM auth, TLS, cluster). */
