@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from .ddb_codec import from_item
-from .schema.catalog import bloom_might_contain
+from .schema.catalog import bloom_might_contain, catalog_problem
 from .schema.keys import CATALOG_ID, CURRENT, Attr
 from .stats import Counters
 from .store import TableReader
@@ -26,20 +26,15 @@ class BloomFilter:
     hashes: int
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def parse_catalog(item: Optional[Mapping[str, Any]]) -> Optional[BloomFilter]:
-    """The filter of a decoded catalog item; ``None`` when there is no item or it breaks the contract."""
+    """The filter of a decoded catalog item; ``None`` when there is no item or it fails the contract's integrity
+    rules (``catalog_problem``): an unverifiable catalog rules nothing out (fail open)."""
     if item is None:
         return None
     data, bits, hashes = item.get(Attr.bloom), item.get(Attr.bloom_bits), item.get(Attr.bloom_hashes)
-    if not isinstance(data, (bytes, bytearray)) or not _is_int(bits) or not _is_int(hashes):
+    if catalog_problem(data, bits, hashes, item.get(Attr.count), item.get(Attr.revision)) is not None:
         return None
-    if bits < 1 or hashes < 1 or len(data) * 8 < bits:
-        return None
-    return BloomFilter(bytes(data), bits, hashes)
+    return BloomFilter(bytes(data), bits, hashes)  # type: ignore[arg-type]
 
 
 SharedRead = Callable[[], Optional[Tuple[Dict[str, Any], int]]]

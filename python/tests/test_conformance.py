@@ -19,6 +19,7 @@ from cdk_prompt_serving_runtime.schema import (
     is_valid_prompt_id,
 )
 from cdk_prompt_serving_runtime.schema import l2 as l2s
+from cdk_prompt_serving_runtime.schema.catalog import catalog_problem
 from services import REPO, put_items
 
 FIXTURES = os.path.join(REPO, "test", "conformance", "fixtures")
@@ -66,6 +67,19 @@ def test_bloom_parameters(case: Dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", BLOOM["indexes"], ids=lambda c: f"{c['id'][:20]!r}/{c['bits']}/{c['hashes']}")
 def test_bloom_indexes(case: Dict[str, Any]) -> None:
     assert bloom_indexes(case["id"], case["bits"], case["hashes"]) == case["indexes"]
+
+
+CATALOGS = load("catalog-integrity.json")
+
+
+@pytest.mark.parametrize("case", CATALOGS["cases"], ids=lambda c: c["name"])
+def test_catalog_integrity(case: Dict[str, Any]) -> None:
+    f = case["fields"]
+    bloom: Any = f.get("bloom")
+    if bloom is not None and not f.get("bloomIsText"):
+        bloom = base64.b64decode(bloom)
+    problem = catalog_problem(bloom, f.get("bits"), f.get("hashes"), f.get("count"), f.get("revision"))
+    assert (problem is None) == case["valid"], problem
 
 
 @pytest.mark.parametrize("case", BLOOM["filters"], ids=lambda c: f"{len(c['ids'])} ids")

@@ -11,6 +11,7 @@ import { createClient } from 'redis';
 import { PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError } from '../../src/runtime';
 import { resolveOptions } from '../../src/runtime/options';
 import { promptFromItem } from '../../src/runtime/prompt';
+import { catalogProblem } from '../../src/schema/catalog';
 import {
   bloomBuild, bloomIndexes, bloomMightContain, bloomParameters, canonicalJson, checksum, contentOf, isValidPromptId,
 } from '../../src/schema';
@@ -48,6 +49,15 @@ describe('checksum', () => {
   test.each(load('checksum.json').cases.map((c: { name: string }) => [c.name, c]))('%s', (...[_name, c]: any[]) => {
     expect(canonicalJson(contentOf(c.content))).toBe(c.canonical);
     expect(checksum(c.content)).toBe(c.checksum);
+  });
+});
+
+describe('catalog integrity (an unverifiable catalog is ignored by readers)', () => {
+  test.each(load('catalog-integrity.json').cases.map((c: { name: string }) => [c.name, c]))('%s', (...[, c]: any[]) => {
+    const f = c.fields;
+    const bloom = f.bloom === undefined || f.bloomIsText ? f.bloom : new Uint8Array(Buffer.from(f.bloom, 'base64'));
+    const problem = catalogProblem({ bloom, bits: f.bits, hashes: f.hashes, count: f.count, revision: f.revision });
+    expect(problem === undefined).toBe(c.valid);
   });
 });
 

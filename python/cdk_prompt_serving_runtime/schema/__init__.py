@@ -4,7 +4,7 @@ This sub-package is the only code the Python client shares in spirit with the co
 the Node client: key names, reserved ids, version formatting, checksum, Bloom parameters, environment names and
 the L2 key/value formats. It imports nothing beyond the standard library.
 """
-from .catalog import bloom_build, bloom_indexes, bloom_might_contain, bloom_parameters
+from .catalog import BLOOM_MAX_BITS, bloom_build, bloom_indexes, bloom_might_contain, bloom_parameters, catalog_problem
 from .checksum import canonical_json, checksum, content_of
 from .env import Env
 from .keys import (
@@ -44,6 +44,8 @@ __all__ = [
     "bloom_build",
     "bloom_indexes",
     "bloom_might_contain",
+    "catalog_problem",
+    "BLOOM_MAX_BITS",
     "bloom_parameters",
     "canonical_json",
     "checksum",

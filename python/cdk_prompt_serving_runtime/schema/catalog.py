@@ -1,11 +1,11 @@
-"""The Bloom-filter catalog's bit layout (``src/schema.ts``), bit-exact with the Node implementation.
+"""The Bloom-filter catalog's bit layout (``src/schema/catalog.ts``), bit-exact with the Node implementation.
 
 Index i of id x: ``(h1 + i*h2) mod bits`` for i in 0..hashes-1, h1 and h2 the first and second big-endian uint32
 of SHA-256(x) (UTF-8); bit j is bit ``j mod 8`` (least significant first) of byte ``floor(j/8)``.
 """
 import hashlib
 import math
-from typing import Iterable, List, Tuple
+from typing import Any, Iterable, List, Optional, Tuple
 
 BLOOM_FALSE_POSITIVE_RATE = 0.01
 BLOOM_MIN_BITS = 1024
@@ -50,3 +50,41 @@ def bloom_might_contain(data: bytes, bits: int, hashes: int, prompt_id: str) -> 
         if byte & (1 << (j & 7)) == 0:
             return False
     return True
+
+
+BLOOM_MAX_BITS = 400 * 1024 * 8
+"""Largest filter an item can hold (DynamoDB's 400 KB item limit), as ``src/schema/catalog.ts``."""
+
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def catalog_problem(bloom: Any, bits: Any, hashes: Any, count: Any, revision: Any = None) -> Optional[str]:
+    """Why a catalog item cannot be verified, or ``None``: the rules of ``catalogProblem`` in
+    ``src/schema/catalog.ts`` (types and sizes, a bounded hash count, set bits consistent with ``count``). A reader
+    ignores a catalog that fails them (fail open: it never rejects a real prompt); the next sync repairs it."""
+    if not isinstance(bloom, (bytes, bytearray)):
+        return "`bloom` must be binary"
+    if not _whole(bits) or bits < 8 or bits > BLOOM_MAX_BITS:
+        return f"`bloom_bits` must be a whole number from 8 to {BLOOM_MAX_BITS}"
+    if len(bloom) != -(-bits // 8):
+        return f"`bloom` must hold ceil(bloom_bits / 8) = {-(-bits // 8)} bytes, got {len(bloom)}"
+    if not _whole(hashes) or hashes < 1 or hashes > BLOOM_MAX_HASHES:
+        return f"`bloom_hashes` must be a whole number from 1 to {BLOOM_MAX_HASHES}"
+    if not _whole(count) or count < 0 or count > _MAX_SAFE_INTEGER:
+        return "`count` must be a whole number, at least 0"
+    if revision is not None and (not _whole(revision) or revision < 0 or revision > _MAX_SAFE_INTEGER):
+        return "`revision` must be a whole number, at least 0"
+    if bits % 8 and bloom[-1] >> (bits % 8):
+        return "bits at or beyond `bloom_bits` are set"
+    set_bits = sum(bin(b).count("1") for b in bloom)
+    if count == 0 and set_bits > 0:
+        return "`count` is 0 but the filter has set bits"
+    if count > 0 and set_bits == 0:
+        return f"`count` is {count} but the filter is empty"
+    if set_bits > count * hashes:
+        return f"the filter has {set_bits} set bits, more than count × bloom_hashes = {count * hashes}"
+    return None
