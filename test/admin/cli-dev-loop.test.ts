@@ -40,7 +40,8 @@ describe('cdk-prompt-serving sync --directory', () => {
     const run = await cli('sync', '--table', fx.tableName, '--directory', fx.dir);
     // THEN
     expect(run.code).toBe(ExitCode.failed);
-    expect(run.stdout).toMatch(/^Synced 1 prompt\(s\): 1 written, 0 unchanged, 0 marked deleted, 1 failed\.\nfailed: broken: broken\.json: .+\n$/);
+    // (an unreadable file may hold any id, so the sync checks no deletions this run: said, and the next run heals)
+    expect(run.stdout).toMatch(/^Synced 1 prompt\(s\): 1 written, 0 unchanged, 0 marked deleted, 1 failed \(incomplete: deletions were not checked\)\.\nfailed: broken: broken\.json: .+\n$/);
     expect(await readCurrent(fx, 'greeting')).toMatchObject({ text: 'Hello' });
   });
 });
