@@ -6,9 +6,11 @@
  * package's real `exports` map: the handler `import`s the client, so esbuild takes the ES module entry (condition
  * `import`) even for this CommonJS output, as `NodejsFunction` does.
  *
- * Budget: 32 KB. It was 25 KB before the cache tier; the built-in Valkey adapter, the IAM token signer and the
- * cache environment parsing (together ~6.5 KB minified, listed by BUNDLE_BREAKDOWN=1) ship in every reader so
- * that `new PromptClient()` can turn the L2 on by itself from the environment. node-redis itself (~400 KB) is
+ * Budget: 36 KB (33.0 KB measured). It was 25 KB before the cache tier and the hostile-input checks: the built-in
+ * Valkey adapter, the IAM token signer and the cache environment parsing (~6.5 KB minified, listed by
+ * BUNDLE_BREAKDOWN=1) ship in every reader so that `new PromptClient()` can turn the L2 on by itself from the
+ * environment, and the byte-exact id and catalog integrity checks add ~1.7 KB. The checks below that nothing
+ * foreign is bundled are exact; the size budget only catches growth nobody decided on. node-redis itself (~400 KB) is
  * never bundled: the adapter loads it at run time by a module name bundlers do not follow (src/runtime/valkey.ts).
  */
 import * as fs from 'node:fs';
@@ -17,7 +19,7 @@ import * as path from 'node:path';
 import { build, Metafile } from 'esbuild';
 import { installCompiledPackage } from '../support/compiled-package';
 
-const BUDGET_BYTES = 32 * 1024;
+const BUDGET_BYTES = 36 * 1024;
 const root = path.resolve(__dirname, '../..');
 
 const handler = `
