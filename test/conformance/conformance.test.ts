@@ -11,10 +11,10 @@ import { createClient } from 'redis';
 import { PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError } from '../../src/runtime';
 import { resolveOptions } from '../../src/runtime/options';
 import { promptFromItem } from '../../src/runtime/prompt';
-import { catalogProblem } from '../../src/schema/catalog';
 import {
   bloomBuild, bloomIndexes, bloomMightContain, bloomParameters, canonicalJson, checksum, contentOf, isValidPromptId,
 } from '../../src/schema';
+import { catalogProblem } from '../../src/schema/catalog';
 import {
   decodeL2Value, encodeL2Value, itemRevision, l2CatalogKey, l2EpochKey, l2ItemKey, l2KeyPattern, L2_PUT_IF_NEWER_SCRIPT,
   L2_VALUE_TTL_SECONDS,
