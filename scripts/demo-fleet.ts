@@ -8,8 +8,9 @@
  * - in-process cache: each container keeps a Map of GetPrompt answers (one request per prompt per container,
  *   concurrent requests for the same prompt shared); the first read of every prompt in every container goes to
  *   Bedrock, with the SDK's standard retries (3 attempts, backoff);
- * - table + client: each container has its own `PromptClient` reading the serving table (one catalog read, then
- *   one GetItem per prompt); Bedrock is read only by the sync, paced at half the quota.
+ * - table + client: each container has its own `PromptClient` reading the serving table (its first read fetches
+ *   the catalog and that prompt in one BatchGetItem, then one GetItem per further prompt); Bedrock is read only by
+ *   the sync, paced at half the quota.
  */
 import { GetPromptCommand, GetPromptCommandOutput } from '@aws-sdk/client-bedrock-agent';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -112,9 +113,10 @@ export async function fleetColdStart(ddb: DynamoDBClient, counter: CallCounter, 
     containerClients.forEach((c) => c.destroy());
     console.log(`table + client:   ${served.ready} of ${n} containers ready, ${served.failed} failed, last one after ${served.seconds.toFixed(2)} s; `
       + `GetPrompt 0 (the sync made ${syncCalls}, once, before the fleet started: ${sync.written} prompts); `
-      + `DynamoDB GetItem ${counter.count('GetItem')}`);
-    explain(`${counter.count('GetItem')} GetItem = ${n} containers × (1 catalog read + ${k} prompt reads): every container misses its`
-      + ' empty cache once per prompt, and each miss is one read of the table, which scales with traffic instead of the'
+      + `DynamoDB BatchGetItem ${counter.count('BatchGetItem')}, GetItem ${counter.count('GetItem')}`);
+    explain(`${counter.count('BatchGetItem')} BatchGetItem + ${counter.count('GetItem')} GetItem = ${n} containers × (1 BatchGetItem of the`
+      + ` catalog and the first prompt, together + ${k - 1} GetItem for the other prompts): every container misses its empty cache`
+      + ' once per prompt, and each miss is one read of the table, which scales with traffic instead of the'
       + ' account\'s 10 requests/s. The sync\'s GetPrompt calls happen once per changed prompt, not per container.');
   } finally {
     await standIn.stop();
