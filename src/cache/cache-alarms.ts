@@ -11,16 +11,11 @@ import {
 } from './cache-metrics';
 import type { PromptServingAlarmOptions } from '../alarms';
 import type { PromptCacheOptions } from './options';
-import { invalidProp, isUnresolved } from '../private/errors';
+import { validateAlarmOptions } from '../private/serving-alarms';
 
 const DEFAULT_PERIOD = Duration.minutes(5);
 /** A change should reach the cache within seconds; a minute behind means readers fall back to their TTL. */
 export const DEFAULT_ITERATOR_AGE_THRESHOLD_MS = 60_000;
-/** CloudWatch evaluates at most one day for periods under an hour. */
-const MAX_SHORT_RANGE = Duration.days(1);
-/** ...and at most seven days otherwise. */
-const MAX_RANGE = Duration.days(7);
-const ONE_MINUTE_MS = 60_000;
 
 const { GREATER_THAN_OR_EQUAL_TO_THRESHOLD } = cloudwatch.ComparisonOperator;
 const { NOT_BREACHING, IGNORE } = cloudwatch.TreatMissingData;
@@ -100,7 +95,7 @@ export function createCacheAlarms(scope: Construct, settings: CacheAlarmSettings
     const period = options.period ?? DEFAULT_PERIOD;
     const evaluationPeriods = options.evaluationPeriods ?? 1;
     const threshold = options.threshold ?? alarm.threshold;
-    validateCacheAlarmOptions(alarm.prop, threshold, evaluationPeriods, period);
+    validateAlarmOptions(alarm.prop, { threshold, evaluationPeriods, period });
     const created = new cloudwatch.Alarm(scope, alarm.id, {
       metric: alarm.metric(period),
       threshold,
@@ -113,27 +108,4 @@ export function createCacheAlarms(scope: Construct, settings: CacheAlarmSettings
     created.addAlarmAction(...settings.alarmActions);
     return [created];
   });
-}
-
-function validateCacheAlarmOptions(prop: string, threshold: number, evaluationPeriods: number, period: Duration): void {
-  if (!isUnresolved(threshold) && !(Number.isFinite(threshold) && threshold >= 0)) {
-    throw invalidProp(`${prop}.threshold`, 'be a number of 0 or more', threshold);
-  }
-  if (!isUnresolved(evaluationPeriods) && !(Number.isInteger(evaluationPeriods) && evaluationPeriods >= 1)) {
-    throw invalidProp(`${prop}.evaluationPeriods`, 'be a whole number of 1 or more', evaluationPeriods);
-  }
-  if (isUnresolved(period) || isUnresolved(evaluationPeriods)) {
-    return;
-  }
-  const ms = period.toMilliseconds();
-  if (ms < ONE_MINUTE_MS || ms % ONE_MINUTE_MS !== 0) {
-    throw invalidProp(`${prop}.period`, 'be a whole number of minutes', period);
-  }
-  const short = ms < Duration.hours(1).toMilliseconds();
-  const maxRange = short ? MAX_SHORT_RANGE : MAX_RANGE;
-  if (ms * evaluationPeriods > maxRange.toMilliseconds()) {
-    throw invalidProp(`${prop}.period\` × \`${prop}.evaluationPeriods`, `be at most ${maxRange.toHumanString()}`,
-      Duration.seconds((ms / 1000) * evaluationPeriods),
-      `CloudWatch evaluates at most ${maxRange.toHumanString()} for periods ${short ? 'under' : 'of at least'} an hour`);
-  }
 }

@@ -164,7 +164,8 @@ export function createServingAlarms(
   });
 }
 
-function validateAlarmOptions(prop: string, options: Required<Omit<PromptServingAlarmOptions, 'enabled'>>): void {
+/** Checks one alarm's options (threshold, evaluation periods, period and CloudWatch's range); shared by the cache alarms. */
+export function validateAlarmOptions(prop: string, options: Required<Omit<PromptServingAlarmOptions, 'enabled'>>): void {
   const { threshold, evaluationPeriods, period } = options;
   if (!isUnresolved(threshold) && !(Number.isFinite(threshold) && threshold >= 0)) {
     throw invalidProp(`${prop}.threshold`, 'be a number of 0 or more', threshold);
