@@ -15,15 +15,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Prompt, PromptClient, PromptNotFoundError } from '../src/runtime';
-import { PARTITION_KEY, SORT_KEY } from '../src/schema';
 import { SyncEngine } from '../src/sync/engine';
 import { logGetItemKeys } from '../test/runtime/fixtures';
 import { CallCounter } from '../test/support/call-counter';
 import { DynamoDBLocal, startDynamoDBLocal } from '../test/support/dynamodb-local';
 import { MemorySource, textPrompt } from '../test/support/memory-source';
-import { localDynamoDBClient } from '../test/support/table';
+import { createServingTableNamed, localDynamoDBClient } from '../test/support/table';
 
 const READERS = 64;
 const PROMPTS = 8;
@@ -59,27 +58,11 @@ function ensureGc(): boolean {
   process.exit(result.status ?? 1);
 }
 
-/** The serving table under a fixed name (the clients keep theirs across the restart), schema as `createServingTable`. */
-async function createTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  await client.send(new CreateTableCommand({
-    TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [
-      { AttributeName: PARTITION_KEY, AttributeType: 'S' },
-      { AttributeName: SORT_KEY, AttributeType: 'S' },
-    ],
-    KeySchema: [
-      { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
-      { AttributeName: SORT_KEY, KeyType: 'RANGE' },
-    ],
-  }));
-}
-
 /** Creates the table and syncs `generation` of every prompt with the real SyncEngine; returns the checksums served. */
 async function seed(endpoint: string, tableName: string, source: MemorySource, generation: number): Promise<Set<string>> {
   const admin = localDynamoDBClient({}, endpoint);
   try {
-    await createTable(admin, tableName);
+    await createServingTableNamed(admin, tableName); // a fixed name: the clients keep theirs across the restart
     for (const id of ids) source.set(id, textPrompt(`You are ${id}, generation ${generation}. Answer the question.`));
     const report = await new SyncEngine({ dynamoDBClient: admin, tableName, source }).fullSync();
     if (!report.catalogUpdated) throw new Error('sync did not write the catalog');

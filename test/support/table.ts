@@ -20,6 +20,12 @@ export function localDynamoDBClient(config: DynamoDBClientConfig = {}, endpoint 
 /** Creates a uniquely named serving table and returns its name. */
 export async function createServingTable(client: DynamoDBClient, prefix = 'prompts'): Promise<string> {
   const tableName = `${prefix}-${randomUUID().slice(0, 8)}`;
+  await createServingTableNamed(client, tableName);
+  return tableName;
+}
+
+/** Creates a serving table (the construct's keys, on-demand) under exactly `tableName`. */
+export async function createServingTableNamed(client: DynamoDBClient, tableName: string): Promise<void> {
   await client.send(new CreateTableCommand({
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
@@ -32,7 +38,6 @@ export async function createServingTable(client: DynamoDBClient, prefix = 'promp
       { AttributeName: SORT_KEY, KeyType: 'RANGE' },
     ],
   }));
-  return tableName;
 }
 
 export async function deleteTable(client: DynamoDBClient, tableName: string): Promise<void> {
