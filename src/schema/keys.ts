@@ -92,6 +92,8 @@ export const Attr = {
   claimExpiresAt: 'expires_at',
   /** Claim item: a random token naming the claiming sync (S). */
   claimToken: 'claim_token',
+  /** Claim item: how its sync ended (`done` | `failed`, S); absent while it runs. */
+  claimOutcome: 'claim_outcome',
 } as const;
 
 /**

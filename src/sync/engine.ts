@@ -190,21 +190,26 @@ export class SyncEngine {
 
   private async syncOne(id: string, summary: SourceSummary | undefined, pointer: PointerState | undefined, changedAtMs: number): Promise<Outcome> {
     const serving = pointer?.status === STATUS_ACTIVE && pointer.problems.length === 0;
-    if (summary && !summary.verify && serving && pointer!.sourceRevision === summary.revision) {
-      return { kind: 'unchanged' };
-    }
-    if (!this.claims) return this.readAndApply(id, summary, pointer, serving);
+    const listedUnchanged = summary !== undefined && serving && pointer!.sourceRevision === summary.revision;
+    if (listedUnchanged && !summary.verify) return { kind: 'unchanged' };
+    // A sampled re-check of a prompt the listing shows unchanged is a read, not a change to coalesce: no claim
+    // (its writes are guarded like any other). Claims are for changes, where concurrent syncs pile up.
+    if (!this.claims || listedUnchanged) return this.readAndApply(id, summary, pointer, serving);
     let claim: ClaimResult;
     try {
-      claim = await this.claims.claim(id, changedAtMs);
+      claim = await this.claims.claim(id, changedAtMs, this.deadline);
     } catch (err) {
       return failedOutcome(err);
     }
     if (claim.kind === 'covered') return { kind: 'coalesced' };
+    // The sync that covers the change has not finished: not a success; the trigger (or the next reconcile) retries.
+    if (claim.kind === 'unfinished') return { kind: 'failed', reason: claim.reason, retryable: true };
+    let outcome: Outcome | undefined;
     try {
-      return await this.readAndApply(id, summary, pointer, serving);
+      outcome = await this.readAndApply(id, summary, pointer, serving);
+      return outcome;
     } finally {
-      await this.claims.release(id, claim.token);
+      await this.claims.release(id, claim.token, outcome === undefined || outcome.kind === 'failed' ? 'failed' : 'done');
     }
   }
 

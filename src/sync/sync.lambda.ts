@@ -12,7 +12,7 @@ import { BedrockAgentClient } from '@aws-sdk/client-bedrock-agent';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_METRICS_NAMESPACE, DEFAULT_SOURCE_REQUESTS_PER_SECOND, Env } from '../schema';
 import { sendCfnResponse } from './cfn-response';
-import { SyncClaims } from './claims';
+import { MAX_CLAIM_LEASE_MS, SyncClaims } from './claims';
 import { SyncEngine, SyncReport } from './engine';
 import { CustomResourceEvent, classify } from './events';
 import { emfRecord } from './metrics';
@@ -125,7 +125,7 @@ async function run(
   const source = createSource(tableName);
   // Bedrock syncs share the table's request budget (in the source) and per-prompt claims with every other
   // invocation running (docs/adr/0002-one-bedrock-budget.md).
-  const leaseMs = Math.max(CLAIM_MIN_LEASE_MS, (deadline ?? Date.now()) - Date.now() + FINISH_MARGIN_MS);
+  const leaseMs = Math.min(MAX_CLAIM_LEASE_MS, Math.max(CLAIM_MIN_LEASE_MS, (deadline ?? Date.now()) - Date.now() + FINISH_MARGIN_MS));
   const claims = source.name === 'bedrock' ? new SyncClaims({ dynamoDBClient, tableName, leaseMs }) : undefined;
   const engine = new SyncEngine({ dynamoDBClient, tableName, source, deadline, claims });
   try {
