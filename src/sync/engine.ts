@@ -5,7 +5,7 @@
  * types here, so it runs the same in tests, the demo and the function.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Attr, PromptContent, STATUS_ACTIVE, bloomMightContain, checksum, describePromptId, promptIdProblem } from '../schema';
+import { Attr, MAX_VERSION_NUMBER, PromptContent, STATUS_ACTIVE, bloomMightContain, checksum, describePromptId, promptIdProblem } from '../schema';
 import { ClaimResult, SyncClaims } from './claims';
 import { contentProblem, pointerItem, sizeProblem, versionItem } from './content';
 import { isTransient } from './errors';
@@ -286,9 +286,18 @@ export class SyncEngine {
 
   private async writeNewVersion(id: string, prompt: SourcePrompt, sum: string, readAt: string, pointer: PointerState | undefined): Promise<Outcome | 'conflict'> {
     let latest = pointer?.latestVersionNumber ?? 0;
-    if ((pointer && pointer.problems.length > 0) || this.versionLookups.has(id)) {
-      // The pointer's numbers cannot be believed (or a version item was in the way): ask the history.
+    const broken = pointer !== undefined && pointer.problems.length > 0;
+    if (broken || latest >= MAX_VERSION_NUMBER) {
+      // A repair, or numbers with no successor: the pointer's numbers are not believed, the history is. Every
+      // number the sync puts on a pointer is written in the same transaction as its version item, so a number
+      // above the highest version item was written by hand (`version_number 999999`) and is not continued.
+      latest = await this.store.highestVersionNumber(id);
+    } else if (this.versionLookups.has(id)) {
+      // A version item was in the way: the pointer is behind its history.
       latest = Math.max(latest, await this.store.highestVersionNumber(id));
+    }
+    if (latest >= MAX_VERSION_NUMBER) {
+      return { kind: 'failed', reason: `every version number up to ${MAX_VERSION_NUMBER} is used by a version item; no new version can be written`, retryable: false };
     }
     const versionNumber = latest + 1;
     const meta = {

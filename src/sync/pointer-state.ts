@@ -48,7 +48,10 @@ export interface PointerState {
   /** Believed only when well formed and not in the future (see {@link MAX_CLOCK_SKEW_MS}). */
   readonly sourceReadAt?: string;
   readonly sourceVersion?: string;
-  /** The pointer's write counter (0 when absent or broken); every pointer write sets it to this + 1. */
+  /**
+   * The pointer's write counter to continue from: every pointer write sets it to this + 1. When the value read
+   * cannot be believed (absent, broken), a floor no earlier revision can exceed (see {@link revisionBase}).
+   */
   readonly revision: number;
   /** What breaks the contract on this pointer; empty for a healthy one. */
   readonly problems: readonly string[];
@@ -76,8 +79,8 @@ export function toPointerState(item: Item, nowMs = Date.now()): PointerState {
   }
 
   const rawRevision = p[Attr.revision];
-  const revisionValid = rawRevision === undefined || (Number.isSafeInteger(rawRevision) && (rawRevision as number) >= 0);
-  if (!revisionValid) bad(Attr.revision, 'must be a whole number, at least 0');
+  const revisionValid = rawRevision === undefined || isRevision(rawRevision);
+  if (!revisionValid) bad(Attr.revision, `must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`);
 
   const rawReadAt = p[Attr.sourceReadAt];
   let sourceReadAt: string | undefined;
@@ -107,7 +110,7 @@ export function toPointerState(item: Item, nowMs = Date.now()): PointerState {
     sourceUpdatedAt: stringOf(p[Attr.sourceUpdatedAt]),
     sourceReadAt,
     sourceVersion: stringOf(p[Attr.sourceVersion]),
-    revision: revisionValid ? (rawRevision as number | undefined) ?? 0 : salvagedRevision(rawRevision),
+    revision: revisionBase(rawRevision, nowMs),
     problems,
     guard: {
       versionNumber: item[Attr.versionNumber],
@@ -127,13 +130,27 @@ function stringOf(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** A `revision` as the contract writes it: a whole number a reader can compare exactly. */
+function isRevision(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
 /**
- * A broken revision's successor base: a number hidden in a string (`"7"`) is kept, so readers that order by
- * revision still see the repair as newer; anything else counts as 0.
+ * The `revision` a write continues from (it writes this + 1), for a row that exists, from the raw value read.
+ *
+ * A well-formed value is continued. One that cannot be believed (absent, which the contract reads as 0; not a
+ * number; negative; a fraction; beyond 2^53 - 1) may hide any revision the row had, so the write continues from
+ * the larger of the number salvaged from it and the writer's clock in epoch milliseconds: DynamoDB serializes
+ * the conditional writes of one item, far below one per millisecond, so a row written only by this library
+ * never reached a revision above the milliseconds since 1970, and a repair therefore never goes below one it
+ * had (clocks within {@link MAX_CLOCK_SKEW_MS}). The one exception is a hand-written number beyond 2^53 - 1: it
+ * has no successor readers can compare exactly (nor, past 38 digits, one DynamoDB can store), so it is replaced.
  */
-function salvagedRevision(value: unknown): number {
-  const n = typeof value === 'string' ? Number(value) : NaN;
-  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+export function revisionBase(raw: unknown, nowMs: number): number {
+  if (raw !== undefined && isRevision(raw)) return raw;
+  const salvaged = typeof raw === 'string' ? Number(raw) : typeof raw === 'number' ? Math.floor(raw) : NaN;
+  const floor = Math.floor(nowMs);
+  return isRevision(salvaged) ? Math.max(salvaged, floor) : floor;
 }
 
 function show(value: AttributeValue | undefined): string {

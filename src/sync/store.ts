@@ -34,7 +34,7 @@ import {
   versionKey,
 } from '../schema';
 import { backoffDelay, sleep } from './pacer';
-import { PointerState, toPointerState } from './pointer-state';
+import { PointerState, revisionBase, toPointerState } from './pointer-state';
 
 export type { PointerState } from './pointer-state';
 
@@ -51,7 +51,7 @@ export interface Catalog {
   readonly bits: number;
   readonly hashes: number;
   readonly count: number;
-  /** The write counter to continue from (0 when absent or broken). */
+  /** The write counter to continue from (when absent or broken: a floor above any it had, see `revisionBase`). */
   readonly revision: number;
   /** Why the item cannot be trusted (schema `catalogProblem`); then the other fields mean nothing. */
   readonly problem?: string;
@@ -243,8 +243,7 @@ export class ServingTableStore {
     };
     const problem = catalogProblem(fields);
     const rawRevision = out.Item[Attr.revision];
-    const revision = Number.isSafeInteger(fields.revision) && (fields.revision as number) >= 0 ? fields.revision as number
-      : Number.isSafeInteger(Number(rawRevision?.S)) && Number(rawRevision?.S) >= 0 ? Number(rawRevision?.S) : 0;
+    const revision = revisionBase(fields.revision, Date.now());
     return problem === undefined
       ? {
         bloom: fields.bloom as Uint8Array,
