@@ -26,7 +26,8 @@ afterEach(async () => {
 const sync = (source: MemorySource) => new SyncEngine({ dynamoDBClient: client, tableName, source }).fullSync();
 
 async function raw(id: string, version = CURRENT): Promise<Record<string, any> | undefined> {
-  const out = await client.send(new GetItemCommand({ TableName: tableName, Key: { prompt_id: { S: id }, version: { S: version } }, ConsistentRead: true }));
+  const Key = { prompt_id: { S: id }, version: { S: version } };
+  const out = await client.send(new GetItemCommand({ TableName: tableName, Key, ConsistentRead: true }));
   return out.Item && fromItem(out.Item);
 }
 
