@@ -5,8 +5,8 @@ import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { fromItem } from '../ddb-codec';
 import { Attr, CATALOG_ID, CURRENT, PARTITION_KEY, SORT_KEY } from '../schema';
 import { SyncEngine, SyncReport } from '../sync/engine';
-import { DirectoryPromptSource, promptFiles } from '../sync/sources/directory';
-import { checkPromptFiles, formatProblem } from '../sync/sources/directory-check';
+import { DirectoryPromptSource } from '../sync/sources/directory';
+import { checkPromptDirectory, formatProblem } from '../sync/sources/directory-check';
 
 /** One row of `list`. */
 export interface PromptListing {
@@ -60,7 +60,7 @@ export interface ValidationResult {
 export async function validateDirectory(directory: string): Promise<ValidationResult> {
   const root = path.resolve(directory);
   if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) return { files: 0, problems: [`${directory}: not a directory`] };
-  const files = (await promptFiles(root)).map((file) => path.relative(root, file).split(path.sep).join('/'));
-  if (files.length === 0) return { files: 0, problems: [`${directory}: no prompt files (.md, .yaml, .yml, .json) found`] };
-  return { files: files.length, problems: checkPromptFiles(root, files).map(formatProblem) };
+  const { files, problems } = checkPromptDirectory(root);
+  if (files.length === 0 && problems.length === 0) return { files: 0, problems: [`${directory}: no prompt files (.md, .yaml, .yml, .json) found`] };
+  return { files: files.length, problems: problems.map(formatProblem) };
 }

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { invalidProp } from './errors';
-import { PROMPT_FILE_EXTENSIONS, isPromptFile, isSkippedEntry } from '../schema';
+import { PROMPT_FILE_EXTENSIONS } from '../schema';
+import { scanPromptDirectory } from '../sync/sources/directory';
 
 /** Where the prompts layer puts the directory in the sync function (layers are extracted to `/opt`). */
 export const PROMPTS_MOUNT_PATH = '/opt/prompts';
@@ -12,28 +13,12 @@ export const PROMPTS_MOUNT_PATH = '/opt/prompts';
 const ARGUMENT = 'PromptSource.fromDirectory(path)';
 
 /**
- * The prompt files of a directory, as sorted POSIX paths relative to it, by the sync handler's own rules
- * (schema.ts `isPromptFile`, `isSkippedEntry`): files with a prompt extension, except `README.md`, outside entries whose
- * names start with `.` or `_`. Exactly these are fingerprinted and shipped.
+ * The prompt files of a directory, as sorted POSIX paths relative to it, by the sync handler's own scan
+ * (`scanPromptDirectory`: schema.ts `isPromptFile`, `isSkippedEntry`; dangling and looping links left out, and
+ * reported by the synth-time check). Exactly these are fingerprinted and shipped.
  */
 export function listPromptFiles(dir: string): string[] {
-  const files: string[] = [];
-  const walk = (relative: string) => {
-    for (const entry of fs.readdirSync(path.join(dir, relative), { withFileTypes: true })) {
-      if (isSkippedEntry(entry.name)) {
-        continue;
-      }
-      const child = relative ? `${relative}/${entry.name}` : entry.name;
-      const stat = fs.statSync(path.join(dir, child));
-      if (stat.isDirectory()) {
-        walk(child);
-      } else if (stat.isFile() && isPromptFile(entry.name)) {
-        files.push(child);
-      }
-    }
-  };
-  walk('');
-  return files.sort();
+  return scanPromptDirectory(dir).files;
 }
 
 /** Fails at synth unless `dir` is a directory holding at least one prompt file. */

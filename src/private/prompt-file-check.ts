@@ -1,16 +1,16 @@
-import { listPromptFiles } from './prompt-directory';
-import { checkPromptFiles, formatProblem } from '../sync/sources/directory-check';
+import { checkPromptDirectory, formatProblem } from '../sync/sources/directory-check';
 
 /** The prop that lets a directory with broken prompt files deploy anyway. */
 export const ALLOW_INVALID_PROP = 'allowInvalidPromptFiles';
 
 /**
- * Checks, at synth, every prompt file the layer will ship (`listPromptFiles`) by the sync's own rules.
+ * Checks, at synth, the directory and every prompt file the layer will ship by the sync's own rules (the
+ * functions `validate` and the sync run: sync/sources/directory-check.ts).
  * Throws one error listing each bad file and its reason, unless `allowInvalid`; then returns the problems as
  * lines for warnings (those files are reported as failed prompts by each sync, the others deploy).
  */
 export function checkPromptDirectoryAtSynth(dir: string, allowInvalid: boolean): string[] {
-  const lines = checkPromptFiles(dir, listPromptFiles(dir)).map(formatProblem);
+  const lines = checkPromptDirectory(dir).problems.map(formatProblem);
   if (lines.length > 0 && !allowInvalid) {
     throw new Error(`PromptSource.fromDirectory('${dir}'): ${lines.length} prompt file(s) cannot be synced:\n`
       + lines.map((line) => `  ${line}\n`).join('')

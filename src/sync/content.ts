@@ -26,8 +26,11 @@ export function contentProblem(id: string, content: PromptContent): string | und
   if (content === null || typeof content !== 'object' || Array.isArray(content)) return 'content must be an object';
   // Content keys share the item with the table's own attributes: one named like them would be overwritten
   // on the pointer and written as is into the immutable version item (a `status: DELETED` version).
-  const reserved = Object.keys(content).find((key) => METADATA_ATTRIBUTES.has(key) || key === '__proto__');
+  const reserved = Object.keys(content).find((key) => METADATA_ATTRIBUTES.has(key));
   if (reserved !== undefined) return `the content key \`${reserved}\` is reserved by the wire contract (the table writes it on every item); rename it`;
+  // At any depth: what DynamoDB cannot store, or what would act on the readers' objects instead of being data.
+  const stored = storableProblem(content, '', 0);
+  if (stored !== undefined) return stored;
   const type = content.template_type;
   if (type === TEMPLATE_TEXT) {
     if (typeof content.text !== 'string' || content.text.length === 0) return 'a TEXT prompt needs a non-empty `text`';
@@ -50,6 +53,53 @@ export function contentProblem(id: string, content: PromptContent): string | und
     canonicalJson(content);
   } catch (err) {
     return (err as Error).message;
+  }
+  return undefined;
+}
+
+/** A key that replaces an object's prototype when assigned in JavaScript: refused at any depth. */
+export const PROTOTYPE_KEY = '__proto__';
+/**
+ * Deepest nesting of maps and lists below an attribute: DynamoDB stores 32 levels, the item itself counted.
+ */
+export const MAX_NESTING_DEPTH = 31;
+/** Largest magnitude of a DynamoDB number. */
+const MAX_DYNAMODB_NUMBER = 9.9999999999999999999999999999999999999e125;
+/** Smallest non-zero magnitude of a DynamoDB number. */
+const MIN_DYNAMODB_NUMBER = 1e-130;
+
+/**
+ * Why `value` (content, at `path`) cannot be stored as is and read back as the same data, or `undefined`: a
+ * `__proto__` key, an empty key (DynamoDB has no empty attribute names), a number that is not finite or is
+ * outside DynamoDB's range, or nesting deeper than {@link MAX_NESTING_DEPTH}. Otherwise the write would fail
+ * with an SDK error, or (`__proto__`) silently lose the key.
+ */
+function storableProblem(value: unknown, path: string, depth: number): string | undefined {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return `\`${path}\` is ${value}: numbers must be finite`;
+    const magnitude = Math.abs(value);
+    if (magnitude > MAX_DYNAMODB_NUMBER || (magnitude !== 0 && magnitude < MIN_DYNAMODB_NUMBER)) {
+      return `\`${path}\` is ${value}, outside the numbers DynamoDB stores (magnitude 1e-130 to 9.99…e+125)`;
+    }
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return undefined;
+  if (depth > MAX_NESTING_DEPTH) return `\`${path}\` is nested more than ${MAX_NESTING_DEPTH} levels deep (DynamoDB stores 32, the item included)`;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const problem = storableProblem(value[i], `${path}[${i}]`, depth + 1);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    const at = path === '' ? key : `${path}.${key}`;
+    if (key === PROTOTYPE_KEY) {
+      return `the key \`${at}\` is not allowed: \`${PROTOTYPE_KEY}\` would replace the prototype of objects read from the table`;
+    }
+    if (key === '') return `${path === '' ? 'the content' : `\`${path}\``} holds an empty key (DynamoDB has no empty attribute names)`;
+    const problem = storableProblem((value as Record<string, unknown>)[key], at, depth + 1);
+    if (problem !== undefined) return problem;
   }
   return undefined;
 }

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SyncEngine } from '../../src/sync/engine';
-import { DirectoryPromptSource, promptFiles } from '../../src/sync/sources/directory';
+import { DirectoryPromptSource, scanPromptDirectory } from '../../src/sync/sources/directory';
 import { checkPromptFiles } from '../../src/sync/sources/directory-check';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
@@ -40,7 +40,7 @@ afterAll(async () => {
 
 test('the check rejects exactly the files the sync fails', async () => {
   // WHEN
-  const files = (await promptFiles(dir)).map((f) => path.relative(dir, f));
+  const files = scanPromptDirectory(dir).files;
   const rejected = checkPromptFiles(dir, files).map((p) => p.file).sort();
   const report = await new SyncEngine({ dynamoDBClient: ddb, tableName, source: new DirectoryPromptSource(dir) }).fullSync();
   // THEN

@@ -18,6 +18,7 @@ import {
 } from '@aws-sdk/client-bedrock-agent';
 import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
 import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../../schema';
+import { PROTOTYPE_KEY } from '../content';
 import { isThrottling, isTransient } from '../errors';
 import { RateLimiter, retryWithBackoff } from '../pacer';
 import type { CallLimiter } from '../shared-budget';
@@ -375,7 +376,7 @@ function snakeCaseFields(fields: object): { [key: string]: JsonValue } {
   const out: { [key: string]: JsonValue } = {};
   for (const [key, value] of Object.entries(fields)) {
     const json = toJson(value);
-    if (json !== undefined) out[key.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())] = json;
+    if (json !== undefined || key === PROTOTYPE_KEY) defineKey(out, key.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase()), json ?? null);
   }
   return out;
 }
@@ -395,13 +396,23 @@ function toJson(value: unknown): JsonValue | undefined {
       const out: { [key: string]: JsonValue } = {};
       for (const [key, v] of Object.entries(value)) {
         const json = toJson(v);
-        if (json !== undefined) out[key] = json;
+        // The SDK's documents can carry an own `__proto__` whose value reads as undefined: kept (as null), so
+        // the content check refuses the prompt instead of the key vanishing with whatever it held.
+        if (json !== undefined || key === PROTOTYPE_KEY) defineKey(out, key, json ?? null);
       }
       return out;
     }
     default:
       throw new TypeError(`cannot convert a ${typeof value} to JSON`);
   }
+}
+
+/**
+ * Sets `out[key]` as an own property, even for `__proto__` (an assignment would replace the prototype and lose
+ * the key silently): the engine's content check then refuses the prompt with the key's path.
+ */
+function defineKey(out: { [key: string]: JsonValue }, key: string, value: JsonValue): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function withoutUndefined<T extends object>(value: T): T {

@@ -1,16 +1,17 @@
 /**
- * Checks prompt files before they ship, by the rules the sync applies when it reads them: the file parses
- * (`parsePromptFile`), its id is not used by another file, its content keeps the wire contract
- * (`contentProblem`) and its pointer item fits in a DynamoDB item (`sizeProblem`).
+ * Checks prompt files before they ship, by the rules the sync applies when it reads them: the directory's
+ * entries can be read (`scanPromptDirectory`: no dangling or looping links), each file parses
+ * (`parsePromptFile`), its id is not used by another file (`readPromptFiles`), its content keeps the wire
+ * contract and can be stored (`contentProblem`) and its pointer item fits in a DynamoDB item (`sizeProblem`).
+ * The sync runs the same functions (the directory source the first three, the engine the last two, for every
+ * source), so a file fails in `validate`, at synth and in the sync alike, with the same reason.
  *
  * Used at synth time by `PromptSource.fromDirectory` and by `cdk-prompt-serving validate`. Synchronous, so it
  * can run while a CDK app is constructed.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { checksum } from '../../schema';
 import { contentProblem, pointerItem, sizeProblem } from '../content';
-import { parsePromptFile } from './directory';
+import { readPromptFiles, scanPromptDirectory } from './directory';
 
 /** One problem in one prompt file. */
 export interface PromptFileProblem {
@@ -30,37 +31,31 @@ const WORST_CASE_METADATA = {
   sourceReadAt: '2000-01-01T00:00:00.000000Z',
 };
 
+/** The prompt files of `root` (see `scanPromptDirectory`) and every problem of the directory, in file order. */
+export function checkPromptDirectory(root: string): { files: string[]; problems: PromptFileProblem[] } {
+  const scan = scanPromptDirectory(root);
+  const problems = [...scan.problems.map(({ file, reason }) => ({ file, reason })), ...checkPromptFiles(root, scan.files)];
+  return { files: scan.files, problems: problems.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)) };
+}
+
 /**
  * Every problem of the prompt files `files` (POSIX paths relative to `root`), in file order; an empty list
  * when all of them would sync.
  */
 export function checkPromptFiles(root: string, files: readonly string[]): PromptFileProblem[] {
-  const problems: PromptFileProblem[] = [];
-  const owners = new Map<string, string>(); // prompt id → first file defining it
-  for (const file of files) {
-    const fallbackId = file.replace(/\.[^.]+$/, '');
-    let reason: string | undefined;
-    try {
-      const prompt = parsePromptFile(file, fallbackId, fs.readFileSync(path.join(root, ...file.split('/'))));
-      const owner = owners.get(prompt.id);
-      if (owner) {
-        reason = `prompt id ${JSON.stringify(prompt.id)} is already used by ${owner}`;
-      } else {
-        owners.set(prompt.id, file);
-        reason = contentProblem(prompt.id, prompt.content) ?? sizeProblem(pointerItem(prompt.id, prompt.content, {
-          ...WORST_CASE_METADATA,
-          checksum: checksum(prompt.content),
-          sourceChecksum: checksum(prompt.content),
-          sourceVersion: prompt.sourceVersion,
-          sourceRevision: prompt.revision,
-        }));
-      }
-    } catch (err) {
-      reason = (err as Error).message;
-    }
+  const read = readPromptFiles(root, files);
+  const problems: PromptFileProblem[] = read.problems.map(({ file, reason }) => ({ file, reason }));
+  for (const { file, prompt } of read.prompts) {
+    const reason = contentProblem(prompt.id, prompt.content) ?? sizeProblem(pointerItem(prompt.id, prompt.content, {
+      ...WORST_CASE_METADATA,
+      checksum: checksum(prompt.content),
+      sourceChecksum: checksum(prompt.content),
+      sourceVersion: prompt.sourceVersion,
+      sourceRevision: prompt.revision,
+    }));
     if (reason !== undefined) problems.push({ file, reason });
   }
-  return problems;
+  return problems.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
 }
 
 /** `file: reason`, the one-line form the CLI prints and the synth error lists. */

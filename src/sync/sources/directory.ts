@@ -9,7 +9,7 @@
  *   `README.md`, are ignored.
  */
 import { createHash } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import * as fsSync from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import {
@@ -26,8 +26,6 @@ const KEY_ALIASES: ReadonlyMap<string, string> = new Map([
   ['inferenceConfig', 'inference_config'],
   ['inferenceConfiguration', 'inference_config'],
 ]);
-/** A key that would replace an object's prototype in the JavaScript that reads items: refused. */
-const UNSAFE_KEY = '__proto__';
 /** UTF-8 byte order mark, as editors on Windows write it. */
 const BOM = '\ufeff';
 /** Strict UTF-8: a file that is not text fails instead of being served as replacement characters. */
@@ -44,29 +42,12 @@ export class DirectoryPromptSource implements PromptSourceReader {
 
   async list(): Promise<SourceListing> {
     this.prompts.clear();
-    const failures: SourceFailure[] = [];
-    const files = new Map<string, string>(); // id → file, to report duplicates
-    const scan = await scanPromptFiles(this.root);
-    failures.push(...scan.failures);
-    for (const file of scan.files) {
-      const rel = path.relative(this.root, file).split(path.sep).join('/');
-      const fallbackId = rel.replace(/\.[^.]+$/, '');
-      let prompt: SourcePrompt;
-      try {
-        this.reads++;
-        prompt = parsePromptFile(rel, fallbackId, await fs.readFile(file));
-      } catch (err) {
-        failures.push({ id: fallbackId, reason: `${rel}: ${(err as Error).message}` });
-        continue;
-      }
-      const other = files.get(prompt.id);
-      if (other) {
-        failures.push({ id: prompt.id, reason: `${rel}: prompt id ${JSON.stringify(prompt.id)} is already used by ${other}` });
-        continue;
-      }
-      files.set(prompt.id, rel);
-      this.prompts.set(prompt.id, prompt);
-    }
+    // The same scan and parse `validate` and the synth-time check run (directory-check.ts): one set of rules.
+    const scan = scanPromptDirectory(this.root);
+    const read = readPromptFiles(this.root, scan.files);
+    this.reads += scan.files.length;
+    for (const { prompt } of read.prompts) this.prompts.set(prompt.id, prompt);
+    const failures: SourceFailure[] = [...scan.problems, ...read.problems].map((p) => ({ id: p.id, reason: `${p.file}: ${p.reason}` }));
     return {
       prompts: [...this.prompts.values()].map((p) => ({ id: p.id, revision: p.revision })),
       failures,
@@ -84,54 +65,98 @@ export class DirectoryPromptSource implements PromptSourceReader {
   }
 }
 
+/** One prompt file (or directory entry) that cannot be served, and why. */
+export interface PromptFileIssue {
+  /** The entry, as a POSIX path relative to the directory. */
+  readonly file: string;
+  /** The prompt id it defines when known, else the entry's path without its extension (or the entry itself). */
+  readonly id: string;
+  /** What is wrong, in words a person can act on (without the file name). */
+  readonly reason: string;
+}
+
 /** Prompt files below a directory, and the entries that could not be looked at (with a reason each). */
-export interface PromptFileScan {
-  /** Absolute paths, sorted by relative path. */
+export interface PromptDirectoryScan {
+  /** POSIX paths relative to the directory, sorted (the order the construct fingerprints and ships them in). */
   readonly files: string[];
-  /** Dangling or looping symbolic links, unreadable folders: `id` is the entry's relative path. */
-  readonly failures: SourceFailure[];
+  /** Dangling or looping symbolic links, folders reached twice, unreadable entries. */
+  readonly problems: PromptFileIssue[];
 }
 
 /**
- * Prompt files below `root`, sorted by relative path (the order the construct fingerprints and ships them in),
- * by the rules in schema.ts (`isPromptFile`, `isSkippedEntry`). Symbolic links are followed, but a dangling
- * link, a link loop and a folder reached twice (a link to a parent) are reported instead of failing the walk.
+ * Prompt files below `root`, by the rules in schema.ts (`isPromptFile`, `isSkippedEntry`). Symbolic links are
+ * followed, but a dangling link, a link loop, a folder reached twice (a link to a parent) and an unreadable
+ * entry are reported, each alone, instead of failing the walk. Synchronous: the construct runs it at synth,
+ * `validate` and the sync function alike.
  */
-export async function scanPromptFiles(root: string): Promise<PromptFileScan> {
-  const out: string[] = [];
-  const failures: SourceFailure[] = [];
-  const rel = (file: string) => path.relative(root, file).split(path.sep).join('/');
+export function scanPromptDirectory(root: string): PromptDirectoryScan {
+  const files: string[] = [];
+  const problems: PromptFileIssue[] = [];
   const seen = new Set<string>();
-  const walk = async (dir: string): Promise<void> => {
-    const real = await fs.realpath(dir);
-    if (seen.has(real)) {
-      failures.push({ id: rel(dir), reason: `${rel(dir)}: a symbolic link leads back to a folder already read (${rel(real) || '.'}); skipped` });
+  const walk = (relative: string): void => {
+    const dir = path.join(root, ...relative.split('/').filter(Boolean));
+    let entries: fsSync.Dirent[];
+    try {
+      const real = fsSync.realpathSync(dir);
+      if (seen.has(real)) {
+        const target = path.relative(root, real).split(path.sep).join('/') || '.';
+        problems.push({ file: relative, id: relative, reason: `a symbolic link leads back to a folder already read (${target}); skipped` });
+        return;
+      }
+      seen.add(real);
+      entries = fsSync.readdirSync(dir, { withFileTypes: true });
+    } catch (err) {
+      if (relative === '') throw err; // the directory itself: the caller's error to report
+      problems.push({ file: relative, id: relative, reason: entryProblem(err) });
       return;
     }
-    seen.add(real);
-    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+    for (const entry of entries) {
       if (isSkippedEntry(entry.name)) continue;
-      const full = path.join(dir, entry.name);
-      let stat;
+      const child = relative ? `${relative}/${entry.name}` : entry.name;
+      let stat: fsSync.Stats;
       try {
-        stat = await fs.stat(full);
+        stat = fsSync.statSync(path.join(dir, entry.name));
       } catch (err) {
-        failures.push({ id: rel(full), reason: `${rel(full)}: ${entryProblem(err)}` });
+        problems.push({ file: child, id: child, reason: entryProblem(err) });
         continue;
       }
-      if (stat.isDirectory()) await walk(full);
-      else if (stat.isFile() && isPromptFile(entry.name)) out.push(full);
+      if (stat.isDirectory()) walk(child);
+      else if (stat.isFile() && isPromptFile(entry.name)) files.push(child);
     }
   };
-  await walk(root);
-  return { files: out.sort((a, b) => (rel(a) < rel(b) ? -1 : rel(a) > rel(b) ? 1 : 0)), failures };
+  walk('');
+  return { files: files.sort(), problems: problems.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)) };
 }
 
-/** Prompt files below `root` (see {@link scanPromptFiles}); throws a readable error for an entry it cannot look at. */
-export async function promptFiles(root: string): Promise<string[]> {
-  const { files, failures } = await scanPromptFiles(root);
-  if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join('; '));
-  return files;
+/** Parsed prompt files, and the files that do not parse or reuse an id (first file wins), in file order. */
+export interface PromptFilesRead {
+  readonly prompts: { readonly file: string; readonly prompt: SourcePrompt }[];
+  readonly problems: PromptFileIssue[];
+}
+
+/** Reads and parses `files` (POSIX paths relative to `root`, from {@link scanPromptDirectory}). */
+export function readPromptFiles(root: string, files: readonly string[]): PromptFilesRead {
+  const prompts: { file: string; prompt: SourcePrompt }[] = [];
+  const problems: PromptFileIssue[] = [];
+  const owners = new Map<string, string>(); // prompt id → first file defining it
+  for (const file of files) {
+    const fallbackId = file.replace(/\.[^.]+$/, '');
+    let prompt: SourcePrompt;
+    try {
+      prompt = parsePromptFile(file, fallbackId, fsSync.readFileSync(path.join(root, ...file.split('/'))));
+    } catch (err) {
+      problems.push({ file, id: fallbackId, reason: err instanceof Error ? err.message : String(err) });
+      continue;
+    }
+    const owner = owners.get(prompt.id);
+    if (owner !== undefined) {
+      problems.push({ file, id: prompt.id, reason: `prompt id ${JSON.stringify(prompt.id)} is already used by ${owner}` });
+      continue;
+    }
+    owners.set(prompt.id, file);
+    prompts.push({ file, prompt });
+  }
+  return { prompts, problems };
 }
 
 function entryProblem(err: unknown): string {
@@ -169,12 +194,14 @@ export function parsePromptFile(rel: string, fallbackId: string, bytes: Buffer):
   }
   const fields: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(doc)) {
-    if (k === UNSAFE_KEY) throw new Error(`the key \`${UNSAFE_KEY}\` is not allowed (it would replace the prototype of objects read from the table)`);
     const key = KEY_ALIASES.get(k) ?? k;
     if (METADATA_ATTRIBUTES.has(key) && key !== Attr.promptId) {
       throw new Error(`\`${key}\` is an attribute the table itself writes on every item (wire contract); rename this key`);
     }
     Object.defineProperty(fields, key, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  if (fields.prompt_id !== undefined && fields.id !== undefined && fields.prompt_id !== fields.id) {
+    throw new Error(`\`id\` (${describePromptId(fields.id)}) and \`prompt_id\` (${describePromptId(fields.prompt_id)}) disagree: give one of them`);
   }
   const id = fields.prompt_id ?? fields.id ?? fallbackId;
   delete fields.id;
