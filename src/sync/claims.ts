@@ -104,7 +104,7 @@ export class SyncClaims {
       if (token !== undefined) return { kind: 'claimed', token };
       const holder = await this.read(id);
       if (holder?.outcome === 'done') return { kind: 'covered' };
-      if (holder === undefined || holder.outcome === 'failed' || holder.expiresAtMs < this.now()) {
+      if (holder === undefined || holder.outcome !== undefined || holder.expiresAtMs < this.now()) {
         // Released as failed, lapsed, or gone since: take it over (each loss is another sync's win).
         if (++takeovers >= MAX_CLAIM_ROUNDS) {
           return { kind: 'unfinished', reason: `the claim kept changing hands (${MAX_CLAIM_ROUNDS} takeovers lost); retry` };
@@ -162,6 +162,8 @@ export class SyncClaims {
           'NOT attribute_type(#at, :number)', 'NOT attribute_type(#exp, :number)', '#at > :latestClaim', '#exp > :latestExpiry',
           // Taken too early to have seen this change.
           '#at <= :coveredBefore',
+          // An outcome this code never writes (another type, another word): corrupt too.
+          '(attribute_exists(#outcome) AND NOT (#outcome IN (:done, :failed)))',
           // Its sync failed, or died without a release (lapsed).
           '#outcome = :failed', '(attribute_not_exists(#outcome) AND #exp < :nowSeconds)',
         ].join(' OR '),
@@ -173,6 +175,7 @@ export class SyncClaims {
           ':latestExpiry': { N: String(Math.ceil((now + MAX_CLAIM_LEASE_MS + CLAIM_CLOCK_SKEW_MS) / 1000)) },
           ':coveredBefore': { N: String(Math.floor(changedAtMs + CLAIM_CLOCK_MARGIN_MS)) },
           ':failed': { S: 'failed' },
+          ':done': { S: 'done' },
         },
       }));
       return token;
@@ -191,7 +194,8 @@ export class SyncClaims {
     return {
       claimedAtMs: Number(out.Item[Attr.claimedAt]?.N),
       expiresAtMs: Number(out.Item[Attr.claimExpiresAt]?.N) * 1000,
-      outcome: out.Item[Attr.claimOutcome]?.S,
+      // Any outcome but `done` (a string `failed`, or garbage of any type) is one the claim is taken over from.
+      outcome: out.Item[Attr.claimOutcome] === undefined ? undefined : out.Item[Attr.claimOutcome].S ?? 'corrupt',
     };
   }
 }

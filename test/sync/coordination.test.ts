@@ -149,6 +149,8 @@ describe('claims', () => {
   test.each([
     ['claimed_at as a string', { claimed_at: { S: 'soon' } }],
     ['expires_at at 1E+125', { expires_at: { N: '1E+125' } }],
+    ['an outcome this code never writes', { claim_outcome: { S: 'maybe' } }],
+    ['an outcome of another type', { claim_outcome: { N: '1' } }],
   ])('a claim item with %s heals', async (_, attrs) => {
     const [id] = await publishedSyncedAndChanged();
     await ddb.send(new PutItemCommand({
