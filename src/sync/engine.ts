@@ -297,7 +297,12 @@ export class SyncEngine {
       latest = Math.max(latest, await this.store.highestVersionNumber(id));
     }
     if (latest >= MAX_VERSION_NUMBER) {
-      return { kind: 'failed', reason: `every version number up to ${MAX_VERSION_NUMBER} is used by a version item; no new version can be written`, retryable: false };
+      // A version item at the last number (made by hand): continue the history below the items at the top.
+      const below = await this.store.highestBelowTopRun(id);
+      if (below === undefined) {
+        return { kind: 'failed', reason: `every version number up to ${MAX_VERSION_NUMBER} is used by a version item; no new version can be written`, retryable: false };
+      }
+      latest = below;
     }
     const versionNumber = latest + 1;
     const meta = {

@@ -11,6 +11,7 @@ import {
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
+  QueryCommandOutput,
   ScanCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -42,6 +43,8 @@ export type { PointerState } from './pointer-state';
 const BATCH_GET_MAX_KEYS = 100;
 /** Attempts at draining UnprocessedKeys before giving up. */
 const BATCH_GET_MAX_ATTEMPTS = 8;
+/** Pages of version keys read at most when looking for a free version number below a hand-made 999999. */
+const GAP_SEARCH_MAX_PAGES = 10;
 /** Backoff between re-reads of a contended key: short, the other writer is usually done. */
 const CONFLICT_BACKOFF = { baseDelayMs: 50, maxDelayMs: 2_000 };
 
@@ -156,6 +159,39 @@ export class ServingTableStore {
       if (n !== undefined) return n;
     }
     return 0;
+  }
+
+  /**
+   * For a history whose highest version item is {@link MAX_VERSION_NUMBER} (no successor: a hand-made item,
+   * the sync numbers versions one by one): the highest version number below the run of items that ends at
+   * the top, so the next version (this + 1, free) continues the history the sync wrote (`undefined` when every
+   * number is used, or the gap lies beyond the pages read). Reads keys only, newest first, a bounded number of
+   * pages.
+   */
+  async highestBelowTopRun(id: string): Promise<number | undefined> {
+    let above = MAX_VERSION_NUMBER + 1;
+    let startKey: Item | undefined;
+    for (let page = 0; page < GAP_SEARCH_MAX_PAGES; page++) {
+      const out: QueryCommandOutput = await this.client.send(new QueryCommand({
+        TableName: this.tableName,
+        ConsistentRead: true,
+        KeyConditionExpression: '#pk = :id AND #sk BETWEEN :first AND :last',
+        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
+        ExpressionAttributeValues: { ':id': { S: id }, ':first': { S: versionKey(1) }, ':last': { S: versionKey(MAX_VERSION_NUMBER) } },
+        ProjectionExpression: '#sk',
+        ScanIndexForward: false,
+        ExclusiveStartKey: startKey,
+      }));
+      for (const item of out.Items ?? []) {
+        const n = parseVersionKey(item[SORT_KEY]?.S ?? '');
+        if (n === undefined) continue;
+        if (above - n > 1) return n; // `n + 1` is free: continue after the history below the block at the top
+        above = n;
+      }
+      startKey = out.LastEvaluatedKey;
+      if (!startKey) return above > 1 ? 0 : undefined;
+    }
+    return undefined;
   }
 
   /** Replaces the pointer (e.g. to activate an older version) if it is still as `expected`. */

@@ -3,7 +3,7 @@
  * than restarting it, and a pointer hand-edited to absurd version numbers heals to the source's content. Against
  * DynamoDB Local. Each test failed before its fix.
  */
-import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { fromItem } from '../../src/ddb-codec';
 import { CATALOG_ID, CURRENT, MAX_VERSION_NUMBER } from '../../src/schema';
 import { SyncEngine } from '../../src/sync/engine';
@@ -134,5 +134,22 @@ describe('a pointer hand-edited to absurd version numbers heals to the source\'s
     expect(await raw('p', 'v000003')).toMatchObject({ text, version_number: 3 });
     // AND the healed pointer stays put
     expect(await sync(source)).toMatchObject({ written: 0, repaired: [], failed: 0 });
+  });
+
+  test('a version item hand-made at v999999: the next version takes the highest free number below it', async () => {
+    // GIVEN history v000001, v000002 and a hand-made v999999
+    const source = await syncedPrompt();
+    await client.send(new PutItemCommand({
+      TableName: tableName,
+      Item: { prompt_id: { S: 'p' }, version: { S: 'v999999' }, version_number: { N: '999999' }, text: { S: 'by hand' } },
+    }));
+    await edit('p', 'SET latest_version_number = :n', { ':n': { N: String(MAX_VERSION_NUMBER) } });
+    source.set('p', textPrompt('served v3'));
+    // WHEN
+    const report = await sync(source);
+    // THEN
+    expect(report.failures).toEqual([]);
+    expect(await raw('p')).toMatchObject({ text: 'served v3', version_number: 3, latest_version_number: 3 });
+    expect(await raw('p', 'v999999')).toMatchObject({ text: 'by hand' }); // immutable: never rewritten
   });
 });
