@@ -45,6 +45,7 @@ const CASES: [string, string, { file: string; text?: string; link?: string }, st
   ['a dangling symbolic link', 'dangling', { file: 'dangling.md', link: 'missing.md' }, 'dangling.md', /dangling symbolic link/],
   ['a symbolic link loop', 'loop', { file: 'loop.md', link: 'loop.md' }, 'loop.md', /symbolic link loop/],
   ['`id` and `prompt_id` that disagree', 'ambiguous', { file: 'ambiguous.yaml', text: 'id: one\nprompt_id: other\ntext: Hi\n' }, 'ambiguous', /`id` \("one"\) and `prompt_id` \("other"\) disagree/],
+  ['two spellings of one key', 'spellings', { file: 'spellings.yaml', text: 'text: Hi\ninputVariables: [a]\ninput_variables: [b]\n' }, 'spellings', /`inputVariables` and `input_variables` both give `input_variables`/],
   ['a future sync timestamp', 'future', { file: 'future.md', text: '---\nsource_read_at: "2099-01-01T00:00:00.000000Z"\n---\nHi' }, 'future', /`source_read_at` is an attribute the table itself writes/],
   ['an activation stamped in the future', 'activated', { file: 'activated.yaml', text: 'text: Hi\nactivated_at: 2999-01-01T00:00:00Z\n' }, 'activated', /`activated_at` is an attribute the table itself writes/],
   ['an absurd version number', 'vn', { file: 'vn.yaml', text: 'text: Hi\nversion_number: 1e400\n' }, 'vn', /`version_number` is an attribute the table itself writes/],

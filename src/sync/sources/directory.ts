@@ -193,11 +193,15 @@ export function parsePromptFile(rel: string, fallbackId: string, bytes: Buffer):
     throw new Error(ext === '.md' ? 'front matter must be a YAML mapping' : 'the file must hold one prompt object');
   }
   const fields: Record<string, unknown> = {};
+  const spelledAs = new Map<string, string>(); // contract key → the key the file used for it
   for (const [k, v] of Object.entries(doc)) {
     const key = KEY_ALIASES.get(k) ?? k;
     if (METADATA_ATTRIBUTES.has(key) && key !== Attr.promptId) {
       throw new Error(`\`${key}\` is an attribute the table itself writes on every item (wire contract); rename this key`);
     }
+    const earlier = spelledAs.get(key);
+    if (earlier !== undefined) throw new Error(`\`${earlier}\` and \`${k}\` both give \`${key}\`: keep one of them`);
+    spelledAs.set(key, k);
     Object.defineProperty(fields, key, { value: v, enumerable: true, writable: true, configurable: true });
   }
   if (fields.prompt_id !== undefined && fields.id !== undefined && fields.prompt_id !== fields.id) {
