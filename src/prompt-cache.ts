@@ -1,16 +1,16 @@
 import type { Construct } from 'constructs';
 import type { CacheBinding } from './cache/binding';
 import { bindExistingCache, validateExistingCacheOptions } from './cache/existing-cache';
+import { bindReplicationGroupCache, validateReplicationGroupOptions } from './cache/replication-group-cache';
+import { bindServerlessCache, validateServerlessOptions } from './cache/serverless-cache';
+import { validateCommonCacheOptions } from './cache/validate-cache';
 import type {
   ExistingPromptCacheOptions,
   ReplicationGroupPromptCacheOptions,
   ServerlessPromptCacheOptions,
-} from './cache/options';
-import { bindReplicationGroupCache, validateReplicationGroupOptions } from './cache/replication-group-cache';
-import { bindServerlessCache, validateServerlessOptions } from './cache/serverless-cache';
-import { validateCommonCacheOptions } from './cache/validate-cache';
+} from './prompt-cache-options';
 
-export * from './cache/options';
+export * from './prompt-cache-options';
 
 /**
  * An optional ElastiCache for Valkey tier in front of a `PromptServingTable`: readers (`addReader`) share it,

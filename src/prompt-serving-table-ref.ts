@@ -2,7 +2,7 @@ import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
-import type { IPromptServingCache } from './cache/options';
+import type { IPromptServingCache } from './prompt-cache-options';
 import type { PromptServingGrantReadOptions } from './prompt-serving-table';
 
 /**

@@ -13,8 +13,7 @@ import { cacheDashboardRow } from './cache/cache-dashboard';
 import * as cacheMetrics from './cache/cache-metrics';
 import { cacheStreamViewType, type CacheTier, createCacheTier } from './cache/cache-tier';
 import { addCacheReader } from './cache/reader';
-import { ACTIVATE_DATA_ACTIONS, KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, READ_DATA_ACTIONS } from './perms';
-import { ImportedPromptServingTable } from './private/imported-table';
+import { ACTIVATE_DATA_ACTIONS, KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, READ_DATA_ACTIONS } from './private/perms';
 import { replicaTables } from './private/replicas';
 import { createServingAlarms } from './private/serving-alarms';
 import { createServingDashboard, DASHBOARD_WIDGET_HEIGHT, DASHBOARD_WIDGET_WIDTH } from './private/serving-dashboard';
@@ -36,6 +35,7 @@ import type { IPromptServingCache } from './prompt-cache';
 import type { PromptServingTableProps } from './prompt-serving-table-props';
 import type { IPromptServingTable, PromptServingTableAttributes } from './prompt-serving-table-ref';
 import { DEFAULT_METRICS_NAMESPACE, Env, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
+import { ImportedPromptServingTable } from './table/imported-table';
 
 const DEFAULT_SYNC_SCHEDULE = Duration.minutes(15);
 const DEFAULT_SYNC_TIMEOUT = Duration.minutes(10);

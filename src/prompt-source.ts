@@ -4,10 +4,10 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { BEDROCK_LIST_ACTIONS, BEDROCK_READ_ACTIONS } from './perms';
 import type { BoundPromptSource } from './private/bound-source';
 import { invalidProp, isUnresolved } from './private/errors';
 import { wildcardResourceFinding } from './private/nag';
+import { BEDROCK_LIST_ACTIONS, BEDROCK_READ_ACTIONS } from './private/perms';
 import {
   fingerprintPromptDirectory,
   promptLayerCode,

@@ -5,7 +5,7 @@
  */
 import { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { fromItem, toItem } from '../src/ddb-codec';
+import { fromItem, toItem } from '../src/schema/ddb-codec';
 
 describe('numbers beyond 2^53 (valid JSON numbers, e.g. in inference_config or additional model fields)', () => {
   const content = { inference_config: { maxTokens: 1e300, seed: 2 ** 60 } };

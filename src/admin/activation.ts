@@ -9,8 +9,8 @@
  * - a sync that read the source before the replaced pointer's sync still loses on `source_read_at`, and one
  *   that read it after is not mistaken for a stale one (an activation is not a source read).
  */
-import { Item } from '../ddb-codec';
 import { Attr, PromptContent, contentOf } from '../schema';
+import { Item } from '../schema/ddb-codec';
 import { pointerItem } from '../sync/content';
 import { PointerState } from '../sync/store';
 

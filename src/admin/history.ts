@@ -3,8 +3,8 @@
  * sorts first as `CURRENT`, then the versions oldest first as `v000001`, `v000002`, …).
  */
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { Item, fromItem } from '../ddb-codec';
 import { Attr, CURRENT, PARTITION_KEY, PromptStatus, parseVersionKey } from '../schema';
+import { Item, fromItem } from '../schema/ddb-codec';
 
 /** One immutable version of a prompt. */
 export interface PromptVersionSummary {

@@ -1,5 +1,5 @@
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import type { IPromptServingCache, PromptCacheOptions } from './options';
+import type { IPromptServingCache, PromptCacheOptions } from '../prompt-cache-options';
 import type { CacheUsers } from './users';
 
 /** What a `PromptCache` gives a `PromptServingTable` once bound to it. */

@@ -10,8 +10,8 @@ import {
   invalidationIteratorAge,
 } from './cache-metrics';
 import type { PromptServingAlarmOptions } from '../alarms';
-import type { PromptCacheOptions } from './options';
 import { validateAlarmOptions } from '../private/serving-alarms';
+import type { PromptCacheOptions } from '../prompt-cache-options';
 
 const DEFAULT_PERIOD = Duration.minutes(5);
 /** A change should reach the cache within seconds; a minute behind means readers fall back to their TTL. */

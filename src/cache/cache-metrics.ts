@@ -2,7 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { type IPromptServingCache, PromptCacheResourceType } from './options';
+import { type IPromptServingCache, PromptCacheResourceType } from '../prompt-cache-options';
 
 /** Namespace and dimension of ElastiCache Serverless metrics (the dimension is `clusterId`, the cache name). */
 export const ELASTICACHE_NAMESPACE = 'AWS/ElastiCache';

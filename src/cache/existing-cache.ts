@@ -2,7 +2,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Construct } from 'constructs';
 import type { CacheBinding } from './binding';
 import { addDynamoDbGatewayEndpoint, selectCacheSubnets } from './network';
-import { type ExistingPromptCacheOptions, PromptCacheResourceType } from './options';
+import { type ExistingPromptCacheOptions, PromptCacheResourceType } from '../prompt-cache-options';
 import { elastiCacheArn } from './users';
 import { validateCacheName, validateWholeNumber } from './validate-cache';
 import { invalidProp, isUnresolved } from '../private/errors';

@@ -10,8 +10,8 @@ import type { Construct } from 'constructs';
 import type { CacheBinding } from './binding';
 import { cacheEnvironment, grantCacheConnect } from './reader';
 import { InvalidationFunction } from '../invalidation/invalidation-function';
-import { VPC_NETWORK_INTERFACE_ACTIONS } from '../perms';
 import { wildcardResourceFinding } from '../private/nag';
+import { VPC_NETWORK_INTERFACE_ACTIONS } from '../private/perms';
 import { createDeadLetterQueue } from '../private/sync-runtime';
 import { CURRENT, SORT_KEY } from '../schema';
 

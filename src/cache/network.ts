@@ -1,8 +1,8 @@
 import { Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type { Construct } from 'constructs';
-import type { PromptCacheOptions } from './options';
 import { invalidProp } from '../private/errors';
+import type { PromptCacheOptions } from '../prompt-cache-options';
 
 /** A cache's endpoints span at least this many Availability Zones, so losing one zone keeps the tier up. */
 export const MIN_CACHE_AVAILABILITY_ZONES = 2;

@@ -1,8 +1,8 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import { CACHE_CONNECT_ACTIONS } from '../perms';
-import type { IPromptServingCache } from './options';
 import { invalidProp } from '../private/errors';
+import { CACHE_CONNECT_ACTIONS } from '../private/perms';
+import type { IPromptServingCache } from '../prompt-cache-options';
 import { CACHE_AUTH_IAM, Env } from '../schema';
 
 /**

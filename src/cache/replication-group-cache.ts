@@ -4,7 +4,7 @@ import * as elasticache from 'aws-cdk-lib/aws-elasticache';
 import { Construct } from 'constructs';
 import { type CacheBinding, createdCacheBinding } from './binding';
 import { addDynamoDbGatewayEndpoint, createCacheSecurityGroup, selectCacheSubnets } from './network';
-import { PromptCacheResourceType, type ReplicationGroupPromptCacheOptions } from './options';
+import { PromptCacheResourceType, type ReplicationGroupPromptCacheOptions } from '../prompt-cache-options';
 import { createCacheUsers, elastiCacheArn, generatedCacheName } from './users';
 import { validateCacheName, validateWholeNumber } from './validate-cache';
 import { invalidProp, isUnresolved } from '../private/errors';

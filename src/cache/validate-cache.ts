@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
-import type { PromptCacheOptions } from './options';
 import { invalidProp, isUnresolved } from '../private/errors';
+import type { PromptCacheOptions } from '../prompt-cache-options';
 
 /** Lambda's event source mapping limits for DynamoDB streams. */
 export const MAX_INVALIDATION_BATCH_SIZE = 10_000;

@@ -2,8 +2,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
-import { fromItem } from '../ddb-codec';
 import { Attr, CATALOG_ID, CURRENT, PARTITION_KEY, SORT_KEY } from '../schema';
+import { fromItem } from '../schema/ddb-codec';
 import { SyncEngine, SyncReport } from '../sync/engine';
 import { DirectoryPromptSource } from '../sync/sources/directory';
 import { checkPromptDirectory, formatProblem } from '../sync/sources/directory-check';

@@ -8,7 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { BoundPromptSource } from './bound-source';
-import { KEY_WRITE_ACTIONS, SYNC_DATA_ACTIONS } from '../perms';
+import { KEY_WRITE_ACTIONS, SYNC_DATA_ACTIONS } from './perms';
 import { Env } from '../schema';
 import { SyncFunction } from '../sync/sync-function';
 

@@ -4,9 +4,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { fromItem, Item } from '../ddb-codec';
 import { PromptStoreError } from './errors';
 import type { Counters } from './stats';
+import { fromItem, Item } from '../schema/ddb-codec';
 import { PARTITION_KEY, SORT_KEY } from '../schema/keys';
 
 /** First retry waits up to this long (full jitter: a uniform draw from 0 to the cap of the attempt). */

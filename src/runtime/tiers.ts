@@ -4,10 +4,10 @@
  * The catalog goes through here too (`getItem` of `#catalog`), so a fleet cold start reads it from the L2.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { fromItem, Item } from '../ddb-codec';
 import { PromptCacheL2, withTimeout } from './l2';
 import type { Counters } from './stats';
 import { TableReader } from './store';
+import { fromItem, Item } from '../schema/ddb-codec';
 import { Attr, CATALOG_ID, CURRENT, SORT_KEY } from '../schema/keys';
 import { decodeL2Value, encodeL2Value, fromDynamoJson, L2_VALUE_TTL_SECONDS, l2ItemKey, toDynamoJson } from '../schema/l2';
 

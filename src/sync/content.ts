@@ -1,7 +1,6 @@
 /**
  * Validation and item building for prompt content (schema v1). Pure: no I/O.
  */
-import { Item, itemSize, toItem } from '../ddb-codec';
 import {
   Attr,
   CURRENT,
@@ -18,6 +17,7 @@ import {
   templateVariables,
   versionKey,
 } from '../schema';
+import { Item, itemSize, toItem } from '../schema/ddb-codec';
 
 /** Why `content` cannot be served, or `undefined` when it is well formed. */
 export function contentProblem(id: string, content: PromptContent): string | undefined {

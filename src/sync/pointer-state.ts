@@ -8,8 +8,8 @@
  * since: a hand-broken pointer never looks like a lost race.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { Item, fromItem } from '../ddb-codec';
 import { Attr, MAX_VERSION_NUMBER, PromptStatus, STATUS_ACTIVE, STATUS_DELETED } from '../schema';
+import { Item, fromItem } from '../schema/ddb-codec';
 
 /**
  * How far a pointer's `source_read_at` may be ahead of this sync's clock and still be believed: clocks of

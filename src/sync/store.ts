@@ -16,7 +16,6 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { Item, fromItem, toItem } from '../ddb-codec';
 import {
   Attr,
   CATALOG_ID,
@@ -36,6 +35,7 @@ import {
 } from '../schema';
 import { backoffDelay, sleep } from './pacer';
 import { PointerState, revisionBase, toPointerState } from './pointer-state';
+import { Item, fromItem, toItem } from '../schema/ddb-codec';
 
 export type { PointerState } from './pointer-state';
 

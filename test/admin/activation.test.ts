@@ -1,5 +1,5 @@
 import { activatedPointerItem } from '../../src/admin/activation';
-import { fromItem } from '../../src/ddb-codec';
+import { fromItem } from '../../src/schema/ddb-codec';
 import { PointerState } from '../../src/sync/store';
 
 const VERSION_1 = {

@@ -4,8 +4,8 @@
  */
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { chatContent, fakeDate, failNextGetItems, logGetItemKeys, markDeleted, publish, textContent, writeCatalog } from './fixtures';
-import { toItem } from '../../src/ddb-codec';
 import { PromptClient, PromptClientOptions, PromptNotFoundError, PromptStoreError } from '../../src/runtime';
+import { toItem } from '../../src/schema/ddb-codec';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 

@@ -3,11 +3,11 @@
  * against real items in DynamoDB Local without depending on the sync engine.
  */
 import { DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { toItem } from '../../src/ddb-codec';
 import {
   Attr, bloomBuild, bloomParameters, CATALOG_ID, checksum, CURRENT, JsonValue, PromptContent, SCHEMA_VERSION,
   STATUS_ACTIVE, STATUS_DELETED, templateVariables, versionKey,
 } from '../../src/schema';
+import { toItem } from '../../src/schema/ddb-codec';
 
 /** TEXT prompt content; `input_variables` derived from the template. */
 export function textContent(text: string, extra: Partial<PromptContent> = {}): PromptContent {

@@ -4,9 +4,9 @@
  */
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { publish, textContent, writeCatalog } from './fixtures';
-import { fromItem, toItem } from '../../src/ddb-codec';
 import { PromptClient, PromptNotFoundError } from '../../src/runtime';
 import { CATALOG_ID, CURRENT } from '../../src/schema';
+import { fromItem, toItem } from '../../src/schema/ddb-codec';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 

@@ -1,6 +1,6 @@
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { fromItem } from '../../src/ddb-codec';
 import { CATALOG_ID, CURRENT } from '../../src/schema';
+import { fromItem } from '../../src/schema/ddb-codec';
 import { SyncEngine } from '../../src/sync/engine';
 import { BedrockPromptSource, DEFAULT_LATEST_CHECKS_PER_SYNC } from '../../src/sync/sources/bedrock';
 import { seedPublished, textDraft } from '../support/bedrock-fixtures';

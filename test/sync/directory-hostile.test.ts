@@ -6,8 +6,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { fromItem } from '../../src/ddb-codec';
 import { contentOf } from '../../src/schema';
+import { fromItem } from '../../src/schema/ddb-codec';
 import { SyncEngine } from '../../src/sync/engine';
 import { DirectoryPromptSource, scanPromptDirectory } from '../../src/sync/sources/directory';
 import { checkPromptDirectory } from '../../src/sync/sources/directory-check';

@@ -1,6 +1,6 @@
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { fromItem } from '../../src/ddb-codec';
 import { CATALOG_ID, CURRENT, bloomMightContain } from '../../src/schema';
+import { fromItem } from '../../src/schema/ddb-codec';
 import { SyncEngine } from '../../src/sync/engine';
 import { ServingTableStore } from '../../src/sync/store';
 import { MemorySource, textPrompt } from '../support/memory-source';

@@ -3,8 +3,8 @@
  * trusted blindly, ids over the key limit, hand-broken catalogs and pointers. Each test failed before its fix.
  */
 import { DynamoDBClient, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { fromItem, toItem } from '../../src/ddb-codec';
 import { CATALOG_ID, CURRENT, MAX_PROMPT_ID_BYTES, bloomMightContain, isValidPromptId } from '../../src/schema';
+import { fromItem, toItem } from '../../src/schema/ddb-codec';
 import { SyncEngine } from '../../src/sync/engine';
 import { FetchResult, SourceListing } from '../../src/sync/source';
 import { BedrockPromptSource } from '../../src/sync/sources/bedrock';

@@ -4,8 +4,8 @@
  * DynamoDB Local. Each test failed before its fix.
  */
 import { DynamoDBClient, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { fromItem } from '../../src/ddb-codec';
 import { CATALOG_ID, CURRENT, MAX_VERSION_NUMBER } from '../../src/schema';
+import { fromItem } from '../../src/schema/ddb-codec';
 import { SyncEngine } from '../../src/sync/engine';
 import { MemorySource, textPrompt } from '../support/memory-source';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';

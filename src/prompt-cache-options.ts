@@ -1,7 +1,7 @@
 import type { Duration, Size } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import type { PromptServingAlarmOptions } from '../alarms';
+import type { PromptServingAlarmOptions } from './alarms';
 
 /*
  * The public types of the cache tier: the options of `PromptCache`'s factories and the cache as a table exposes
