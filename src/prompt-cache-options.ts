@@ -5,8 +5,7 @@ import type { PromptServingAlarmOptions } from './alarms';
 
 /*
  * The public types of the cache tier: the options of `PromptCache`'s factories and the cache as a table exposes
- * it. Re-exported by src/prompt-cache.ts (the jsii surface); kept here so that the cache helpers in this folder
- * import them from their own room rather than from the construct's public file.
+ * it. Types only (no construct code), so the helpers in src/cache/ import them without importing `PromptCache`.
  */
 
 /** Which kind of ElastiCache resource a cache is: the IAM auth token and the metrics differ between them. */

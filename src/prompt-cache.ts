@@ -10,8 +10,6 @@ import type {
   ServerlessPromptCacheOptions,
 } from './prompt-cache-options';
 
-export * from './prompt-cache-options';
-
 /**
  * An optional ElastiCache for Valkey tier in front of a `PromptServingTable`: readers (`addReader`) share it,
  * the table's stream keeps it fresh through an invalidation function. TLS and IAM authentication always.

@@ -3,7 +3,22 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
 import type { IPromptServingCache } from './prompt-cache-options';
-import type { PromptServingGrantReadOptions } from './prompt-serving-table';
+
+/** Options for `grantRead()` and `addReader()` of a serving table (made here or imported). */
+export interface PromptServingGrantReadOptions {
+  /**
+   * Restrict the grantee to these prompt ids (and the `#catalog` item readers check first).
+   *
+   * Adds a `ForAllValues:StringEquals` condition on `dynamodb:LeadingKeys`. Limits: the grant is per prompt
+   * (every version of a listed prompt is readable); a `BatchGetItem` with any unlisted id is denied as a
+   * whole; the catalog reveals whether other ids exist (never their content); the KMS grant cannot be scoped
+   * by prompt; each id adds its length plus a few characters to the grantee's policy, which IAM limits to
+   * 10,240 characters per role; and a broader grant to the same principal still applies, since IAM adds them up.
+   *
+   * @default - every prompt in the table
+   */
+  readonly promptIds?: string[];
+}
 
 /**
  * A serving table that readers can be given access to: one this app made (`PromptServingTable`) or one made

@@ -7,19 +7,18 @@ import { Tracing } from 'aws-cdk-lib/aws-lambda';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { createCacheAlarms } from './cache/cache-alarms';
 import { cacheDashboardRow } from './cache/cache-dashboard';
 import * as cacheMetrics from './cache/cache-metrics';
 import { cacheStreamViewType, type CacheTier, createCacheTier } from './cache/cache-tier';
-import { addCacheReader } from './cache/reader';
-import { ACTIVATE_DATA_ACTIONS, KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, READ_DATA_ACTIONS } from './private/perms';
+import { ACTIVATE_DATA_ACTIONS, KEY_WRITE_ACTIONS } from './private/perms';
 import { replicaTables } from './private/replicas';
 import { createServingAlarms } from './private/serving-alarms';
 import { createServingDashboard, DASHBOARD_WIDGET_HEIGHT, DASHBOARD_WIDGET_WIDTH } from './private/serving-dashboard';
 import { createDeadLetterQueue, createSyncFunction } from './private/sync-runtime';
 import { addSyncTriggers } from './private/sync-triggers';
-import { grantOnTable, readConditions } from './private/table-grants';
+import { grantOnTable } from './private/table-grants';
 import {
   validateDashboardProps,
   validateEncryptionKey,
@@ -31,11 +30,12 @@ import {
   validateTableName,
   warnAboutSoftIssues,
 } from './private/validate-props';
-import type { IPromptServingCache } from './prompt-cache';
+import type { IPromptServingCache } from './prompt-cache-options';
 import type { PromptServingTableProps } from './prompt-serving-table-props';
 import type { IPromptServingTable, PromptServingTableAttributes } from './prompt-serving-table-ref';
-import { DEFAULT_METRICS_NAMESPACE, Env, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
+import { DEFAULT_METRICS_NAMESPACE, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
 import { ImportedPromptServingTable } from './table/imported-table';
+import { PromptServingTableBase } from './table/serving-table-base';
 
 const DEFAULT_SYNC_SCHEDULE = Duration.minutes(15);
 const DEFAULT_SYNC_TIMEOUT = Duration.minutes(10);
@@ -50,29 +50,13 @@ const THROTTLE_OPERATIONS = [GET_ITEM, BATCH_GET_ITEM, QUERY, TRANSACT_WRITE_ITE
 /** Every operation the library calls; summed by `metricSystemErrorsForOperations` (CloudWatch allows 10 per expression). */
 const TABLE_OPERATIONS = [GET_ITEM, BATCH_GET_ITEM, QUERY, SCAN, PUT_ITEM, UPDATE_ITEM, TRANSACT_WRITE_ITEMS];
 
-/** Options for `PromptServingTable.grantRead()`. */
-export interface PromptServingGrantReadOptions {
-  /**
-   * Restrict the grantee to these prompt ids (and the `#catalog` item readers check first).
-   *
-   * Adds a `ForAllValues:StringEquals` condition on `dynamodb:LeadingKeys`. Limits: the grant is per prompt
-   * (every version of a listed prompt is readable); a `BatchGetItem` with any unlisted id is denied as a
-   * whole; the catalog reveals whether other ids exist (never their content); the KMS grant cannot be scoped
-   * by prompt; each id adds its length plus a few characters to the grantee's policy, which IAM limits to
-   * 10,240 characters per role; and a broader grant to the same principal still applies, since IAM adds them up.
-   *
-   * @default - every prompt in the table
-   */
-  readonly promptIds?: string[];
-}
-
 /**
  * A DynamoDB table serving prompts, kept in sync with their source of truth by a sync function.
  *
  * Reads go to the table instead of the prompt-management API, so they scale with DynamoDB rather than with
  * Bedrock's 10 requests per second per account. The sync writes only prompts whose content changed.
  */
-export class PromptServingTable extends Construct implements IPromptServingTable {
+export class PromptServingTable extends PromptServingTableBase {
   /**
    * A serving table made by another stack or app in this account and Region, found by name: readers can be
    * granted access and added, and nothing is created for the table itself.
@@ -246,24 +230,6 @@ export class PromptServingTable extends Construct implements IPromptServingTable
   }
 
   /**
-   * Permits `grantee` to read prompts: `dynamodb:GetItem`, `dynamodb:BatchGetItem` and `dynamodb:Query` on
-   * the table (no `Scan`, no indexes, no streams), plus `kms:Decrypt` on `encryptionKey` when the table has a
-   * customer managed key. IAM only: it sets no environment variable (adding a reader does both). With prompt
-   * ids, the table actions carry a `dynamodb:LeadingKeys` condition (see the grant options).
-   *
-   * @example
-   * import * as iam from 'aws-cdk-lib/aws-iam';
-   * import { PromptServingTable, PromptSource } from 'cdk-prompt-serving';
-   *
-   * declare const role: iam.IRole;
-   * const prompts = new PromptServingTable(this, 'Prompts', { source: PromptSource.bedrock() });
-   * prompts.grantRead(role, { promptIds: ['summarize'] });
-   */
-  public grantRead(grantee: iam.IGrantable, options: PromptServingGrantReadOptions = {}): iam.Grant {
-    return grantOnTable(grantee, this.table, READ_DATA_ACTIONS, KEY_READ_ACTIONS, readConditions(options.promptIds));
-  }
-
-  /**
    * Permits `grantee` to make an older version current again (`cdk-prompt-serving/admin` and the
    * `cdk-prompt-serving` CLI): `dynamodb:GetItem`, `dynamodb:Query` and `dynamodb:PutItem` on the table, plus
    * `kms:Decrypt`, `kms:Encrypt` and `kms:GenerateDataKey` on `encryptionKey` when the table has a customer
@@ -273,36 +239,14 @@ export class PromptServingTable extends Construct implements IPromptServingTable
     return grantOnTable(grantee, this.table, ACTIVATE_DATA_ACTIONS, KEY_WRITE_ACTIONS);
   }
 
-  /**
-   * Makes a function a reader in one call: sets its `PROMPT_SERVING_TABLE_NAME` environment variable (which
-   * the runtime client reads) and grants read access as the read grant does. Any Lambda function works,
-   * `NodejsFunction` included (it bundles the runtime client into the function).
-   *
-   * With a `cache`, `fn` must be in the cache's VPC (a synth-time error otherwise); it also opens the cache's
-   * ports (TCP 6379-6380 for a serverless cache) from `fn`'s security groups, grants `elasticache:Connect` on the
-   * cache and its reader user, and sets the cache environment (`PROMPT_SERVING_CACHE_ENDPOINT`, `_TLS`, `_AUTH`,
-   * `_USER`, `_NAME`, `_RESOURCE_TYPE`, `_CLUSTER`), which turns the runtime client's L2 on. `fn` then also needs
-   * a route to DynamoDB: a gateway endpoint (`dynamoDbGatewayEndpoint: true` on the cache) or a NAT gateway.
-   *
-   * @example
-   * import * as lambda from 'aws-cdk-lib/aws-lambda';
-   * import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
-   * import { PromptServingTable, PromptSource } from 'cdk-prompt-serving';
-   *
-   * const prompts = new PromptServingTable(this, 'Prompts', { source: PromptSource.fromDirectory('prompts') });
-   * const fn = new nodejs.NodejsFunction(this, 'Inference', {
-   *   entry: 'lambda/inference.mjs',
-   *   runtime: lambda.Runtime.NODEJS_22_X,
-   *   bundling: { format: nodejs.OutputFormat.ESM },
-   * });
-   * prompts.addReader(fn);
-   */
-  public addReader(fn: lambda.Function, options: PromptServingGrantReadOptions = {}): iam.Grant {
-    // The cache part first: it checks that `fn` can reach the cache before anything is changed.
-    const cacheGrant = this.cache ? addCacheReader(fn, this.cache, this.table.tableName) : undefined;
-    fn.addEnvironment(Env.tableName, this.table.tableName);
-    const grant = this.grantRead(fn, options);
-    return cacheGrant ? grant.combine(cacheGrant) : grant;
+  /** @internal */
+  protected get _grantTable(): dynamodb.TableBaseV2 {
+    return this.table;
+  }
+
+  /** @internal */
+  protected get _readerCache(): IPromptServingCache | undefined {
+    return this.cache;
   }
 
   /** Lambda `Errors` of the invalidation function: Sum over 5 minutes. Needs `cache`. */
