@@ -8,9 +8,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Attr, MAX_VERSION_NUMBER, PromptContent, STATUS_ACTIVE, bloomMightContain, checksum, describePromptId, promptIdProblem } from '../schema';
 import { ClaimResult, SyncClaims } from './claims';
 import { contentProblem, pointerItem, sizeProblem, versionItem } from './content';
-import { isTransient } from './errors';
 import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceReadError, SourceSummary } from './source';
 import { PointerState, ServingTableStore } from './store';
+import { isTransient } from '../schema/retryable';
 
 /** Prompts fetched and written at once (source calls are paced by the source itself). */
 export const DEFAULT_SYNC_CONCURRENCY = 8;

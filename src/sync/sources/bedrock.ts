@@ -18,8 +18,8 @@ import {
 } from '@aws-sdk/client-bedrock-agent';
 import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
 import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../../schema';
+import { isThrottling, isTransient } from '../../schema/retryable';
 import { PROTOTYPE_KEY } from '../content';
-import { isThrottling, isTransient } from '../errors';
 import { RateLimiter, retryWithBackoff } from '../pacer';
 import type { CallLimiter } from '../shared-budget';
 import {
