@@ -34,3 +34,13 @@ export const CACHE_AUTH_NONE = 'none';
 /** Values of {@link Env.cacheResourceType}: the IAM token scheme differs between them. */
 export const CACHE_RESOURCE_SERVERLESS = 'ServerlessCache';
 export const CACHE_RESOURCE_REPLICATION_GROUP = 'ReplicationGroup';
+
+/**
+ * The value of a variable the construct sets on a handler it ships, or an error naming it. `handler` names the
+ * function in the message (`sync function`, `invalidation function`), so a log line says whose setup is wrong.
+ */
+export function requireEnv(name: string, handler: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`cdk-prompt-serving ${handler}: environment variable ${name} is not set (the PromptServingTable construct sets it)`);
+  return value;
+}

@@ -8,7 +8,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Attr, MAX_VERSION_NUMBER, PromptContent, STATUS_ACTIVE, bloomMightContain, checksum, describePromptId, promptIdProblem } from '../schema';
 import { ClaimResult, SyncClaims } from './claims';
 import { contentProblem, pointerItem, sizeProblem, versionItem } from './content';
-import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceReadError, SourceSummary } from './source';
+import { SourceReadError } from './errors';
+import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceSummary } from './source';
 import { PointerState, ServingTableStore } from './store';
 import { isTransient } from '../schema/retryable';
 
@@ -122,7 +123,7 @@ export class SyncEngine {
     const invalid = invalidEntries(listing);
     const valid = listing.prompts.filter((p) => !invalid.has(p.id));
     const ids = valid.map((p) => p.id);
-    const [pointers, catalog] = await Promise.all([this.store.getPointers(ids), this.store.getCatalog()]);
+    const [pointers, catalog] = await Promise.all([this.store.getPointers(ids), this.store.catalog.read()]);
 
     const outcomes = new Map<string, Outcome>(invalid);
     let deferred = 0;
@@ -158,7 +159,7 @@ export class SyncEngine {
     }
 
     const catalogUpdated = complete && !catalogTrusted
-      ? await this.store.rebuildCatalog(this.timestamp())
+      ? await this.store.catalog.rebuild(this.timestamp())
       : await this.applyMembership(outcomes);
     return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, {
       deferred, listingFailures: listing.failures, repaired: repairsOf([...pointers.values()]),
@@ -177,13 +178,13 @@ export class SyncEngine {
       const outcome: Outcome = { kind: 'failed', reason: `invalid prompt id ${describePromptId(id)}: ${idProblem}`, retryable: false };
       return this.report('prompt', 1, new Map([[String(id), outcome]]), false, started);
     }
-    const [pointer, catalog] = await Promise.all([this.store.getPointer(id), this.store.getCatalog()]);
+    const [pointer, catalog] = await Promise.all([this.store.getPointer(id), this.store.catalog.read()]);
     const changedAt = options.changedAt !== undefined && !Number.isNaN(Date.parse(options.changedAt)) ? Date.parse(options.changedAt) : Date.now();
     const outcome = await this.syncOne(id, undefined, pointer, changedAt);
     const missingFromCatalog = outcome.kind === 'unchanged' && pointer?.status === STATUS_ACTIVE
       && (catalog === undefined || catalog.problem !== undefined || !bloomMightContain(catalog.bloom, catalog.bits, catalog.hashes, id));
     const catalogUpdated = missingFromCatalog
-      ? await this.store.rebuildCatalog(this.timestamp())
+      ? await this.store.catalog.rebuild(this.timestamp())
       : await this.applyMembership(new Map([[id, outcome]]));
     return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started, { repaired: repairsOf(pointer ? [pointer] : []) });
   }
@@ -341,8 +342,8 @@ export class SyncEngine {
       if (o.kind === 'written' && o.membership) added.push(id);
       else if (o.kind === 'deleted') removed = true;
     }
-    if (removed) return this.store.rebuildCatalog(this.timestamp());
-    return added.length > 0 ? this.store.addToCatalog(added, this.timestamp()) : false;
+    if (removed) return this.store.catalog.rebuild(this.timestamp());
+    return added.length > 0 ? this.store.catalog.add(added, this.timestamp()) : false;
   }
 
   private timestamp(): string {

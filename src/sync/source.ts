@@ -90,16 +90,3 @@ export interface PromptSourceReader {
   stats(): SourceStats;
 }
 
-/**
- * A prompt the source holds but cannot be served. `retryable` says whether trying again may help
- * (throttling, a network error) or not (malformed, unsupported, access denied).
- */
-export class SourceReadError extends Error {
-  readonly retryable: boolean;
-
-  constructor(readonly promptId: string, message: string, options?: { cause?: unknown; retryable?: boolean }) {
-    super(message, options);
-    this.name = 'SourceReadError';
-    this.retryable = options?.retryable ?? false;
-  }
-}

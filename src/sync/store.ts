@@ -1,10 +1,10 @@
 /**
- * The serving table's write side: pointer reads, guarded version writes, deletion marks and the catalog.
+ * The serving table's write side: pointer reads, guarded version writes and deletion marks; the catalog's
+ * upkeep is in ./catalog.ts (`store.catalog`).
  * Every write that moves a pointer is conditioned on the pointer still holding what the caller read, so a
  * stale writer gets `'conflict'` (and re-reads) instead of overwriting something newer.
  */
 import {
-  AttributeValue,
   BatchGetItemCommand,
   BatchGetItemCommandOutput,
   DynamoDBClient,
@@ -22,22 +22,20 @@ import {
   CURRENT,
   MAX_VERSION_NUMBER,
   PARTITION_KEY,
-  SCHEMA_VERSION,
   SORT_KEY,
   STATUS_ACTIVE,
   STATUS_DELETED,
-  bloomBuild,
-  bloomAdd,
-  bloomParameters,
-  catalogProblem,
   parseVersionKey,
   versionKey,
 } from '../schema';
+import { ServingCatalog } from './catalog';
+import { CONFLICT_BACKOFF, isConflict, pointerKey, sendGuarded, WriteOutcome } from './guarded-write';
 import { backoffDelay, sleep } from './pacer';
-import { PointerState, revisionBase, toPointerState } from './pointer-state';
-import { Item, fromItem, toItem } from '../schema/ddb-codec';
+import { PointerState, toPointerState } from './pointer-state';
+import { Item, fromItem } from '../schema/ddb-codec';
 
 export type { PointerState } from './pointer-state';
+export type { WriteOutcome } from './guarded-write';
 
 /** BatchGetItem takes at most 100 keys per call. */
 const BATCH_GET_MAX_KEYS = 100;
@@ -45,24 +43,7 @@ const BATCH_GET_MAX_KEYS = 100;
 const BATCH_GET_MAX_ATTEMPTS = 8;
 /** Pages of version keys read at most when looking for a free version number below a hand-made 999999. */
 const GAP_SEARCH_MAX_PAGES = 10;
-/** Backoff between re-reads of a contended key: short, the other writer is usually done. */
-const CONFLICT_BACKOFF = { baseDelayMs: 50, maxDelayMs: 2_000 };
 
-/** The catalog item: a Bloom filter of every ACTIVE prompt id. */
-export interface Catalog {
-  readonly bloom: Uint8Array;
-  readonly bits: number;
-  readonly hashes: number;
-  readonly count: number;
-  /** The write counter to continue from (when absent or broken: a floor above any it had, see `revisionBase`). */
-  readonly revision: number;
-  /** Why the item cannot be trusted (schema `catalogProblem`); then the other fields mean nothing. */
-  readonly problem?: string;
-  /** The raw `revision` read, for the write guard (undefined: absent). */
-  readonly rawRevision?: AttributeValue;
-}
-
-export type WriteOutcome = 'written' | 'conflict';
 /** A version write can also find its version item already there (the pointer's numbers were behind). */
 export type VersionWriteOutcome = WriteOutcome | 'version-exists';
 
@@ -76,7 +57,12 @@ const PROJECTION = {
 };
 
 export class ServingTableStore {
-  constructor(private readonly client: DynamoDBClient, readonly tableName: string) {}
+  /** The table's `#catalog` item. */
+  readonly catalog: ServingCatalog;
+
+  constructor(private readonly client: DynamoDBClient, readonly tableName: string) {
+    this.catalog = new ServingCatalog(client, tableName, () => this.scanActiveIds());
+  }
 
   /** One pointer's state, read strongly consistently (used before retrying a conflicting write). */
   async getPointer(id: string): Promise<PointerState | undefined> {
@@ -196,7 +182,7 @@ export class ServingTableStore {
 
   /** Replaces the pointer (e.g. to activate an older version) if it is still as `expected`. */
   async putPointer(pointerItem: Item, expected: PointerState): Promise<WriteOutcome> {
-    return this.guarded(new PutItemCommand({
+    return sendGuarded(this.client, new PutItemCommand({
       TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected),
     }));
   }
@@ -213,7 +199,7 @@ export class ServingTableStore {
       values[`:f${i}`] = { S: value };
       sets.push(`#f${i} = :f${i}`);
     });
-    return this.guarded(new UpdateItemCommand({
+    return sendGuarded(this.client, new UpdateItemCommand({
       TableName: this.tableName,
       Key: pointerKey(expected.id),
       UpdateExpression: `SET ${sets.join(', ')}`,
@@ -229,7 +215,7 @@ export class ServingTableStore {
    */
   async markDeleted(expected: PointerState, syncedAt: string, readAt: string): Promise<WriteOutcome> {
     const guard = pointerGuard(expected, readAt);
-    return this.guarded(new UpdateItemCommand({
+    return sendGuarded(this.client, new UpdateItemCommand({
       TableName: this.tableName,
       Key: pointerKey(expected.id),
       UpdateExpression: 'SET #status = :deleted, #synced = :synced, #readAt = :newReadAt, #rev = :nextRev',
@@ -268,72 +254,6 @@ export class ServingTableStore {
     return ids;
   }
 
-  async getCatalog(): Promise<Catalog | undefined> {
-    const out = await this.client.send(new GetItemCommand({
-      TableName: this.tableName, Key: pointerKey(CATALOG_ID), ConsistentRead: true,
-    }));
-    if (!out.Item) return undefined;
-    const c = fromItem(out.Item);
-    const fields = {
-      bloom: c[Attr.bloom], bits: c[Attr.bloomBits], hashes: c[Attr.bloomHashes], count: c[Attr.count], revision: c[Attr.revision],
-    };
-    const problem = catalogProblem(fields);
-    const rawRevision = out.Item[Attr.revision];
-    const revision = revisionBase(fields.revision, Date.now());
-    return problem === undefined
-      ? {
-        bloom: fields.bloom as Uint8Array,
-        bits: fields.bits as number,
-        hashes: fields.hashes as number,
-        count: fields.count as number,
-        revision,
-        rawRevision,
-      }
-      : { bloom: new Uint8Array(0), bits: 0, hashes: 0, count: -1, revision, rawRevision, problem };
-  }
-
-  /**
-   * Rebuilds the catalog from the ACTIVE pointers. Optimistic: read revision, scan, write conditioned on
-   * the revision, retry on conflict — so concurrent syncs never drop each other's ids. Returns whether the
-   * item was rewritten (it is left alone when membership did not change).
-   */
-  async rebuildCatalog(syncedAt: string, maxAttempts = 10): Promise<boolean> {
-    for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      if (attempt > 0) await sleep(backoffDelay(attempt, CONFLICT_BACKOFF));
-      const current = await this.getCatalog();
-      const ids = await this.scanActiveIds();
-      const { bits, hashes } = catalogSizing(ids.length, current);
-      const bloom = bloomBuild(ids, bits, hashes);
-      if (current && !current.problem && current.count === ids.length && current.bits === bits && current.hashes === hashes
-        && Buffer.from(current.bloom).equals(Buffer.from(bloom))) {
-        return false;
-      }
-      const outcome = await this.putCatalog(current, bloom, bits, hashes, ids.length, syncedAt);
-      if (outcome === 'written') return true;
-    }
-    throw new Error(`catalog rebuild kept conflicting with concurrent syncs after ${maxAttempts} attempts`);
-  }
-
-  /**
-   * Adds ids that just became ACTIVE to the catalog in place: one strongly consistent read and one guarded
-   * write, retried on conflict, so a membership change costs what it adds, not a scan of the table. Falls
-   * back to {@link rebuildCatalog} when there is no trustworthy catalog or the filter has no room left for
-   * `count + ids` at the target false-positive rate (rebuilds size it for twice the count).
-   */
-  async addToCatalog(ids: readonly string[], syncedAt: string, maxAttempts = 10): Promise<boolean> {
-    for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      if (attempt > 0) await sleep(backoffDelay(attempt, CONFLICT_BACKOFF));
-      const current = await this.getCatalog();
-      if (!current || current.problem !== undefined || bloomParameters(current.count + ids.length).bits > current.bits) {
-        return this.rebuildCatalog(syncedAt);
-      }
-      const bloom = bloomAdd(current.bloom, ids, current.bits, current.hashes);
-      const outcome = await this.putCatalog(current, bloom, current.bits, current.hashes, current.count + ids.length, syncedAt);
-      if (outcome === 'written') return true;
-    }
-    throw new Error(`catalog update kept conflicting with concurrent syncs after ${maxAttempts} attempts`);
-  }
-
   /** A full item (pointer or version) as a plain object, strongly consistent. */
   async getItem(id: string, version: string): Promise<Record<string, unknown> | undefined> {
     const out = await this.client.send(new GetItemCommand({
@@ -353,74 +273,6 @@ export class ServingTableStore {
     return out.Item ? { state: toPointerState(out.Item), item: fromItem(out.Item) } : undefined;
   }
 
-  /** Writes the catalog item over `current` (as read), guarded on its raw revision. */
-  private putCatalog(
-    current: Catalog | undefined, bloom: Uint8Array, bits: number, hashes: number, count: number, syncedAt: string,
-  ): Promise<WriteOutcome> {
-    return this.guarded(new PutItemCommand({
-      TableName: this.tableName,
-      Item: toItem({
-        [PARTITION_KEY]: CATALOG_ID,
-        [SORT_KEY]: CURRENT,
-        [Attr.bloom]: bloom,
-        [Attr.bloomBits]: bits,
-        [Attr.bloomHashes]: hashes,
-        [Attr.count]: count,
-        [Attr.revision]: (current?.revision ?? 0) + 1,
-        [Attr.syncedAt]: syncedAt,
-        [Attr.schemaVersion]: SCHEMA_VERSION,
-      }),
-      ...catalogGuard(current),
-    }));
-  }
-
-  private async guarded(command: PutItemCommand | UpdateItemCommand): Promise<WriteOutcome> {
-    try {
-      await this.client.send(command as any);
-      return 'written';
-    } catch (err) {
-      if (isConflict(err)) return 'conflict';
-      throw err;
-    }
-  }
-}
-
-/**
- * Filter size for a rebuild of `count` ids: room for twice as many at the target false-positive rate, so
- * the next additions go in place. An existing filter's size is kept while it is neither too small for
- * `count` nor more than twice what twice `count` needs (a rebuild that changes nothing writes nothing).
- */
-function catalogSizing(count: number, current: Catalog | undefined): { bits: number; hashes: number } {
-  const wanted = bloomParameters(2 * count);
-  if (current && current.problem === undefined && current.bits >= bloomParameters(count).bits && current.bits <= 2 * wanted.bits) {
-    return { bits: current.bits, hashes: current.hashes };
-  }
-  return wanted;
-}
-
-/**
- * Condition of a catalog write: the item is still as read. Guards on the raw `revision` (whatever its type,
- * or its absence), so a hand-broken revision is repaired instead of conflicting forever.
- */
-interface Guard {
-  readonly ConditionExpression: string;
-  readonly ExpressionAttributeNames: Record<string, string>;
-  readonly ExpressionAttributeValues?: Item;
-}
-
-function catalogGuard(current: Catalog | undefined): Guard {
-  if (!current) return { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } };
-  if (current.rawRevision === undefined) {
-    return {
-      ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#rev)',
-      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#rev': Attr.revision },
-    };
-  }
-  return { ConditionExpression: '#rev = :rev', ExpressionAttributeNames: { '#rev': Attr.revision }, ExpressionAttributeValues: { ':rev': current.rawRevision } };
-}
-
-export function pointerKey(id: string): Item {
-  return { [PARTITION_KEY]: { S: id }, [SORT_KEY]: { S: CURRENT } };
 }
 
 /**
@@ -474,15 +326,4 @@ function nextRevision(expected: PointerState | undefined): { N: string } {
 
 function withNextRevision(pointerItem: Item, expected: PointerState | undefined): Item {
   return { ...pointerItem, [Attr.revision]: nextRevision(expected) };
-}
-
-/** A failed condition or a transaction that lost to a concurrent one: re-read and decide again. */
-function isConflict(err: unknown): boolean {
-  const name = (err as { name?: string })?.name;
-  if (name === 'ConditionalCheckFailedException' || name === 'TransactionConflictException') return true;
-  if (name === 'TransactionCanceledException') {
-    const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-    return reasons.some((r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict');
-  }
-  return false;
 }

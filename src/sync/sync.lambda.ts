@@ -10,16 +10,20 @@
  */
 import { BedrockAgentClient } from '@aws-sdk/client-bedrock-agent';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DEFAULT_METRICS_NAMESPACE, DEFAULT_SOURCE_REQUESTS_PER_SECOND, Env } from '../schema';
+import { DEFAULT_METRICS_NAMESPACE, DEFAULT_SOURCE_REQUESTS_PER_SECOND, Env, requireEnv } from '../schema';
 import { sendCfnResponse } from './cfn-response';
 import { MAX_CLAIM_LEASE_MS, SyncClaims } from './claims';
 import { SyncEngine, SyncReport } from './engine';
+import { SyncRetryableError } from './errors';
 import { CustomResourceEvent, classify } from './events';
 import { emfRecord } from './metrics';
 import { SharedRateLimiter } from './shared-budget';
 import { PromptSourceReader } from './source';
 import { BedrockPromptSource } from './sources/bedrock';
 import { DirectoryPromptSource } from './sources/directory';
+
+/** How this handler names itself in the message of a missing environment variable. */
+const HANDLER = 'sync function';
 
 const dynamoDBClient = new DynamoDBClient({ maxAttempts: 6 });
 let bedrockClient: BedrockAgentClient | undefined;
@@ -30,14 +34,6 @@ interface SourceOptions {
   readonly promptIds?: string[];
   readonly version?: 'LATEST' | 'DRAFT';
   readonly maxRequestsPerSecond?: number;
-}
-
-/** A sync that must be retried (the invocation fails, so Lambda retries it and then dead-letters it). */
-export class SyncRetryableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SyncRetryableError';
-  }
 }
 
 /** The part of the Lambda context the handler uses. */
@@ -121,7 +117,7 @@ async function onCustomResource(
 async function run(
   what: string, sync: (engine: SyncEngine) => Promise<SyncReport>, context: Record<string, unknown>, deadline?: number,
 ): Promise<SyncReport> {
-  const tableName = requireEnv(Env.tableName);
+  const tableName = requireEnv(Env.tableName, HANDLER);
   const source = createSource(tableName);
   // Bedrock syncs share the table's request budget (in the source) and per-prompt claims with every other
   // invocation running (docs/adr/0002-one-bedrock-budget.md).
@@ -140,7 +136,7 @@ async function run(
 }
 
 function createSource(tableName: string): PromptSourceReader {
-  const type = requireEnv(Env.sourceType);
+  const type = requireEnv(Env.sourceType, HANDLER);
   const options = sourceOptions();
   if (type === 'directory') {
     if (!options.path) throw new Error(`${Env.sourceOptions} must hold a "path" for a directory source`);
@@ -169,13 +165,6 @@ function sourceOptions(): SourceOptions {
   } catch (err) {
     throw new Error(`${Env.sourceOptions} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
-}
-
-/** The value of an environment variable the construct sets; fails naming it when missing. */
-export function requireEnv(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`environment variable ${name} is not set (the PromptServingTable construct sets it)`);
-  return value;
 }
 
 function log(level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown>): void {

@@ -7,7 +7,7 @@ import {
   ThrottlingException,
 } from '@aws-sdk/client-bedrock-agent';
 import { checksum } from '../../src/schema';
-import { SourceReadError } from '../../src/sync/source';
+import { SourceReadError } from '../../src/sync/errors';
 import { BedrockPromptSource, BedrockPromptSourceOptions } from '../../src/sync/sources/bedrock';
 import { BedrockStandIn, MAX_NUMBERED_VERSIONS, STAND_IN_REGION } from '../support/bedrock-stand-in';
 import { CallCounter } from '../support/call-counter';

@@ -147,7 +147,7 @@ describe('full sync from a prompts directory into DynamoDB Local', () => {
     expect(report).toMatchObject({ deleted: 1, deletedIds: ['drop'], catalogUpdated: true });
     expect(await pointer('drop')).toMatchObject({ status: 'DELETED', version_number: 1 });
     expect((await items('drop')).map((i) => i.version)).toEqual(['CURRENT', 'v000001']);
-    const catalog = await new ServingTableStore(client, tableName).getCatalog();
+    const catalog = await new ServingTableStore(client, tableName).catalog.read();
     expect(catalog!.count).toBe(1);
     expect(bloomMightContain(catalog!.bloom, catalog!.bits, catalog!.hashes, 'keep')).toBe(true);
   });
@@ -297,7 +297,7 @@ describe('bad listings and concurrent writers never take a served prompt away', 
     // THEN "gone" is deleted, "x" stays ACTIVE and in the catalog
     expect(report.deletedIds).toEqual(['gone']);
     expect(await pointer('x')).toMatchObject({ status: 'ACTIVE', text: 'new' });
-    const catalog = await new ServingTableStore(client, tableName).getCatalog();
+    const catalog = await new ServingTableStore(client, tableName).catalog.read();
     expect(bloomMightContain(catalog!.bloom, catalog!.bits, catalog!.hashes, 'x')).toBe(true);
     expect(catalog!.count).toBe(2);
   });
@@ -311,7 +311,7 @@ describe('bad listings and concurrent writers never take a served prompt away', 
     const report = await engine().syncPrompt('a');
     // THEN
     expect(report).toMatchObject({ unchanged: 1, catalogUpdated: true });
-    const catalog = await new ServingTableStore(client, tableName).getCatalog();
+    const catalog = await new ServingTableStore(client, tableName).catalog.read();
     expect(catalog).toMatchObject({ count: 1 });
   });
 });

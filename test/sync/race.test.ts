@@ -113,7 +113,7 @@ test('200 randomized racing syncs while the source changes, deletes and re-creat
   expect(deletions).toBeGreaterThan(0);
   expect(versions).toBeGreaterThan(ids.length); // the race really wrote successive versions
   expect(regressions).toBe(0);
-  const catalog = await new ServingTableStore(client, tableName).getCatalog();
+  const catalog = await new ServingTableStore(client, tableName).catalog.read();
   const active = ids.filter((id) => source.has(id));
   expect(catalog!.count).toBe(active.length);
   expect(active.every((id) => bloomMightContain(catalog!.bloom, catalog!.bits, catalog!.hashes, id))).toBe(true);

@@ -97,7 +97,7 @@ describe('item 1: a prompt marked DELETED comes back when the source lists it ag
     // THEN it is ACTIVE again, in the catalog
     expect(back.writtenIds).toEqual([a]);
     expect(await raw(a)).toMatchObject({ status: 'ACTIVE', source_version: '1' });
-    const catalog = await new ServingTableStore(client, tableName).getCatalog();
+    const catalog = await new ServingTableStore(client, tableName).catalog.read();
     expect(catalog!.count).toBe(2);
     expect(bloomMightContain(catalog!.bloom, catalog!.bits, catalog!.hashes, a)).toBe(true);
   });
@@ -204,7 +204,7 @@ describe('item 5: a catalog that cannot be verified is rebuilt, never trusted', 
     const report = await engineOver(source).fullSync();
     // THEN a consistent catalog of the four ids
     expect(report).toMatchObject({ failed: 0, catalogUpdated: true });
-    const catalog = await new ServingTableStore(client, tableName).getCatalog();
+    const catalog = await new ServingTableStore(client, tableName).catalog.read();
     expect(catalog!.problem).toBeUndefined();
     expect(catalog!.count).toBe(4);
     expect(catalog!.revision).toBeGreaterThan(0);
@@ -217,14 +217,14 @@ describe('item 5: a catalog that cannot be verified is rebuilt, never trusted', 
     const source = await syncedTable();
     await setRaw(CATALOG_ID, { bloom_hashes: { N: '100000000' } });
     expect(await engineOver(source).fullSync()).toMatchObject({ catalogUpdated: true });
-    expect((await new ServingTableStore(client, tableName).getCatalog())!.problem).toBeUndefined();
+    expect((await new ServingTableStore(client, tableName).catalog.read())!.problem).toBeUndefined();
   });
 
   test('a targeted sync repairs an unverifiable catalog too', async () => {
     const source = await syncedTable();
     await setRaw(CATALOG_ID, { bloom_hashes: { N: '100000000' } });
     expect(await engineOver(source).syncPrompt('a')).toMatchObject({ catalogUpdated: true });
-    expect((await new ServingTableStore(client, tableName).getCatalog())!.problem).toBeUndefined();
+    expect((await new ServingTableStore(client, tableName).catalog.read())!.problem).toBeUndefined();
   });
 });
 

@@ -20,6 +20,7 @@ import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
 import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../../schema';
 import { isThrottling, isTransient } from '../../schema/retryable';
 import { PROTOTYPE_KEY } from '../content';
+import { SourceReadError } from '../errors';
 import { RateLimiter, retryWithBackoff } from '../pacer';
 import type { CallLimiter } from '../shared-budget';
 import {
@@ -29,7 +30,6 @@ import {
   SourceFailure,
   SourceListing,
   SourcePrompt,
-  SourceReadError,
   SourceStats,
   SourceSummary,
 } from '../source';
