@@ -13,16 +13,20 @@ export class PromptAdminError extends Error {
   }
 }
 
-/** The table holds no such prompt (or the id can never exist: empty, too long, or reserved `#…`). */
-export class PromptNotFoundError extends PromptAdminError {
+/**
+ * The table holds no such prompt (or the id can never exist: empty, too long, or reserved `#…`). Named apart
+ * from the runtime client's `PromptNotFoundError` (a `PromptServingError`), so that code importing both entry
+ * points catches each family by its own name.
+ */
+export class AdminPromptNotFoundError extends PromptAdminError {
   constructor(readonly promptId: string, reason?: string) {
     super(`prompt '${promptId}' not found${reason ? `: ${reason}` : ''}`);
-    this.name = 'PromptNotFoundError';
+    this.name = 'AdminPromptNotFoundError';
   }
 }
 
 /** The prompt exists but has no such version (or the number can never be one: not an integer from 1 to 999999). */
-export class PromptVersionNotFoundError extends PromptNotFoundError {
+export class PromptVersionNotFoundError extends AdminPromptNotFoundError {
   constructor(promptId: string, readonly versionNumber: number) {
     super(promptId);
     this.message = `version ${versionNumber} of prompt '${promptId}' not found`;

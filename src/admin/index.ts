@@ -16,7 +16,7 @@ export {
   ActivationConflictError,
   PromptAdminError,
   PromptDeletedError,
-  PromptNotFoundError,
+  AdminPromptNotFoundError,
   PromptTableError,
   PromptVersionNotFoundError,
 } from './errors';

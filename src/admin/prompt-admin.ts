@@ -4,13 +4,13 @@
  * write the sync uses, so neither an activation nor a concurrent sync is ever lost silently.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Attr, CURRENT, MAX_VERSION_NUMBER, STATUS_DELETED, isValidPromptId, versionKey } from '../schema';
+import { Attr, CURRENT, MAX_VERSION_NUMBER, STATUS_DELETED, promptIdProblem, versionKey } from '../schema';
 import { ReplacedPointer, activatedPointerItem } from './activation';
 import {
   ActivationConflictError,
   PromptAdminError,
   PromptDeletedError,
-  PromptNotFoundError,
+  AdminPromptNotFoundError,
   PromptTableError,
   PromptVersionNotFoundError,
 } from './errors';
@@ -82,13 +82,13 @@ export class PromptAdmin {
    * const history = await admin.listVersions('greeting');
    * // { status: 'ACTIVE', currentVersionNumber: 2, latestVersionNumber: 3,
    * //   versions: [{ versionNumber: 1, current: false, … }, { versionNumber: 2, current: true, … }, …] }
-   * @throws PromptNotFoundError, PromptTableError
+   * @throws AdminPromptNotFoundError, PromptTableError
    */
   async listVersions(promptId: string): Promise<PromptHistory> {
     checkPromptId(promptId);
     const history = await this.tableCall(`listing versions of prompt '${promptId}'`,
       () => queryHistory(this.client, this.tableName, promptId));
-    if (!history) throw new PromptNotFoundError(promptId);
+    if (!history) throw new AdminPromptNotFoundError(promptId);
     return history;
   }
 
@@ -99,7 +99,7 @@ export class PromptAdmin {
    * @example
    * const current = await admin.get('greeting');                 // { version: 'CURRENT', version_number: 3, text: …, … }
    * const first = await admin.get('greeting', { version: 1 });  // { version: 'v000001', version_number: 1, … }
-   * @throws PromptNotFoundError, PromptVersionNotFoundError, PromptTableError
+   * @throws AdminPromptNotFoundError, PromptVersionNotFoundError, PromptTableError
    */
   async get(promptId: string, options: GetOptions = {}): Promise<Record<string, unknown>> {
     const { version } = options;
@@ -108,7 +108,7 @@ export class PromptAdmin {
     const sortKey = version === undefined ? CURRENT : versionKey(version);
     const item = await this.tableCall(`reading prompt '${promptId}'`, () => this.store.getItem(promptId, sortKey));
     if (item) return item;
-    throw version === undefined ? new PromptNotFoundError(promptId) : new PromptVersionNotFoundError(promptId, version);
+    throw version === undefined ? new AdminPromptNotFoundError(promptId) : new PromptVersionNotFoundError(promptId, version);
   }
 
   /**
@@ -124,7 +124,7 @@ export class PromptAdmin {
    * @example
    * const result = await admin.activate('greeting', 2, { activatedBy: 'alice' });
    * // { versionNumber: 2, previousVersionNumber: 3, latestVersionNumber: 3, changed: true, … }
-   * @throws PromptNotFoundError, PromptVersionNotFoundError, PromptDeletedError, ActivationConflictError, PromptTableError
+   * @throws AdminPromptNotFoundError, PromptVersionNotFoundError, PromptDeletedError, ActivationConflictError, PromptTableError
    */
   async activate(promptId: string, versionNumber: number, options: ActivateOptions = {}): Promise<ActivationResult> {
     checkPromptId(promptId);
@@ -153,7 +153,7 @@ export class PromptAdmin {
     version: Record<string, unknown> | undefined,
     activatedBy: string | undefined,
   ): Promise<ActivationResult | 'conflict'> {
-    if (!pointer) throw new PromptNotFoundError(promptId);
+    if (!pointer) throw new AdminPromptNotFoundError(promptId);
     if (pointer.state.status === STATUS_DELETED) throw new PromptDeletedError(promptId);
     if (!version) throw new PromptVersionNotFoundError(promptId, versionNumber);
     const result = {
@@ -184,9 +184,8 @@ export class PromptAdmin {
 
 /** Ids that can never exist (empty, too long, reserved `#…` like the catalog) are simply not found. */
 function checkPromptId(promptId: string): void {
-  if (!isValidPromptId(promptId)) {
-    throw new PromptNotFoundError(promptId, "ids are 1-1024 bytes of UTF-8 and must not start with '#'");
-  }
+  const problem = promptIdProblem(promptId);
+  if (problem !== undefined) throw new AdminPromptNotFoundError(promptId, problem);
 }
 
 function checkVersionNumber(promptId: string, versionNumber: number): void {

@@ -2,6 +2,7 @@ import { Annotations, Duration, RemovalPolicy, Size, SizeRoundingBehavior, Stack
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { IConstruct } from 'constructs';
 import { invalidProp, isUnresolved } from './errors';
+import { PROMPT_ID_RULE } from '../schema/keys';
 
 /** Shortest reconcile interval: EventBridge `rate()` schedules count whole minutes. */
 export const MIN_SYNC_SCHEDULE = Duration.minutes(1);
@@ -140,7 +141,7 @@ export function validateGrantPromptIds(promptIds: unknown, isValidId: (id: strin
   }
   for (const id of promptIds) {
     if (typeof id !== 'string' || (!isUnresolved(id) && !isValidId(id))) {
-      throw invalidProp('promptIds', 'hold prompt ids (1 to 1,024 bytes of UTF-8, not starting with \'#\')', id,
+      throw invalidProp('promptIds', `hold prompt ids (${PROMPT_ID_RULE})`, id,
         `The catalog item ${catalogId} is always included`);
     }
   }

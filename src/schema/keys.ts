@@ -144,6 +144,12 @@ export function parseVersionKey(key: string): number | undefined {
 export const MAX_PROMPT_ID_BYTES = 1024;
 
 /**
+ * The prompt id rule in one phrase, for the messages of every part that rejects an id without saying which rule
+ * it broke (the grant's `promptIds`, the runtime client's not-found reason). {@link promptIdProblem} says which.
+ */
+export const PROMPT_ID_RULE = `1 to ${MAX_PROMPT_ID_BYTES.toLocaleString('en-US')} bytes of UTF-8, not starting with '${RESERVED_PREFIX}'`;
+
+/**
  * Bytes of `id` in UTF-8, or `undefined` if it is not well-formed Unicode (a lone surrogate: encoders
  * would replace it, so two different ids would become one key).
  */

@@ -5,7 +5,7 @@ import {
   PromptAdmin,
   PromptAdminError,
   PromptDeletedError,
-  PromptNotFoundError,
+  AdminPromptNotFoundError,
   PromptTableError,
   PromptVersionNotFoundError,
 } from '../../src/admin';
@@ -64,7 +64,7 @@ describe('refusals', () => {
     const error = await fx.admin.activate('greeting', 7).catch((err: unknown) => err);
     // THEN
     expect(error).toBeInstanceOf(PromptVersionNotFoundError);
-    expect(error).toBeInstanceOf(PromptNotFoundError);
+    expect(error).toBeInstanceOf(AdminPromptNotFoundError);
     expect(error).toBeInstanceOf(PromptAdminError);
     expect(error).toMatchObject({
       name: 'PromptVersionNotFoundError', promptId: 'greeting', versionNumber: 7, message: "version 7 of prompt 'greeting' not found",
@@ -105,7 +105,7 @@ describe('refusals', () => {
     expect(await fx.admin.listVersions('gone')).toMatchObject({ status: 'DELETED', currentVersionNumber: 2 });
   });
 
-  test('an unknown prompt is PromptNotFoundError from activate, get and listVersions', async () => {
+  test('an unknown prompt is AdminPromptNotFoundError from activate, get and listVersions', async () => {
     // GIVEN
     await syncVersions(fx, 'greeting', ['one']);
     fx.counter.reset();
@@ -117,8 +117,8 @@ describe('refusals', () => {
     ]);
     // THEN
     for (const error of errors) {
-      expect(error).toBeInstanceOf(PromptNotFoundError);
-      expect(error).toMatchObject({ name: 'PromptNotFoundError', promptId: 'nope', message: "prompt 'nope' not found" });
+      expect(error).toBeInstanceOf(AdminPromptNotFoundError);
+      expect(error).toMatchObject({ name: 'AdminPromptNotFoundError', promptId: 'nope', message: "prompt 'nope' not found" });
     }
     expect(fx.counter.writes()).toBe(0);
   });
@@ -134,7 +134,7 @@ describe('refusals', () => {
       fx.admin.listVersions('').catch((err: unknown) => err),
     ]);
     // THEN
-    for (const error of errors) expect(error).toBeInstanceOf(PromptNotFoundError);
+    for (const error of errors) expect(error).toBeInstanceOf(AdminPromptNotFoundError);
     expect(fx.counter.snapshot()).toEqual({});
   });
 
