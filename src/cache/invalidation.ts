@@ -9,11 +9,11 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { CacheBinding } from './binding';
 import { cacheEnvironment, grantCacheConnect } from './reader';
+import { STREAM_FILTER_PATTERN } from '../invalidation/filter';
 import { InvalidationFunction } from '../invalidation/invalidation-function';
 import { wildcardResourceFinding } from '../private/nag';
 import { VPC_NETWORK_INTERFACE_ACTIONS } from '../private/perms';
 import { createDeadLetterQueue } from '../private/sync-runtime';
-import { CURRENT, SORT_KEY } from '../schema';
 
 export const DEFAULT_INVALIDATION_BATCH_SIZE = 100;
 export const DEFAULT_INVALIDATION_RETRY_ATTEMPTS = 5;
@@ -25,10 +25,11 @@ const INVALIDATION_LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
 
 /**
  * The stream's filter: pointer rows only (`version = CURRENT`, the `#catalog` row included), applied by Lambda
- * before it invokes the function, so version rows cost no invocation.
+ * before it invokes the function, so version rows cost no invocation. The pattern is the invalidation room's
+ * (src/invalidation/filter.ts), which its tests also hand to their stream poller.
  */
 export function pointerRowFilter(): { [key: string]: any } {
-  return lambda.FilterCriteria.filter({ dynamodb: { Keys: { [SORT_KEY]: { S: lambda.FilterRule.isEqual(CURRENT) } } } });
+  return lambda.FilterCriteria.filter(STREAM_FILTER_PATTERN);
 }
 
 /** What `createInvalidation` made. */
