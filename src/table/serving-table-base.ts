@@ -15,6 +15,8 @@ import { Env } from '../schema';
  * reader, written once (the role `TableBaseV2` plays for aws-cdk-lib's tables).
  *
  * Not exported from the package: jsii folds its public methods into each subclass.
+ *
+ * @internal
  */
 export abstract class PromptServingTableBase extends Construct implements IPromptServingTable {
   public abstract readonly tableName: string;
