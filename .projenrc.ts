@@ -197,4 +197,10 @@ const testPython = project.addTask('test:python', {
 });
 project.testTask.spawn(testPython);
 
+// No import loop in src/ (docs/ARCHITECTURE.md): eslint checks the runtime imports; test/layout.test.ts also
+// checks the type-only ones (which `import/no-cycle` skips) and the loops between rooms.
+project.eslint?.addRules({
+  'import/no-cycle': ['error', { ignoreExternal: true }],
+});
+
 project.synth();
