@@ -12,7 +12,7 @@ const root = path.resolve(__dirname, '../..');
 
 /** Sources the CommonJS runtime entry needs (the ES module entries are bundled from `src/` by `buildEsm`). */
 function runtimeSources(): string[] {
-  return ['src/ddb-codec.ts', ...['schema', 'runtime'].flatMap((sub) => fs.readdirSync(path.join(root, 'src', sub)).map((f) => `src/${sub}/${f}`))];
+  return ['schema', 'runtime'].flatMap((sub) => fs.readdirSync(path.join(root, 'src', sub)).map((f) => `src/${sub}/${f}`));
 }
 
 /** Returns the package directory. */
