@@ -7,6 +7,7 @@ import { PromptServingError } from './errors';
 import type { AwsCredentials } from './iam-token';
 import type { ValkeyConfig, ValkeyL2 } from './valkey';
 import { CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env } from '../schema/env';
+import { READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderMetric } from '../schema/metrics';
 
 /** Where AWS credentials and the Region come from (a `DynamoDBClient`'s resolved config has both). */
 export interface AwsIdentity {
@@ -56,9 +57,57 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
   };
 }
 
-/** The built-in adapter for `config`; node-redis is required here, on first use only. */
-export function createValkeyL2(config: ValkeyConfig): ValkeyL2 {
+/** What a reader does when it runs without the L2 it was configured for. */
+export interface L2UnavailableReport {
+  /** The serving table (the metric's dimension). @default - `PROMPT_SERVING_TABLE_NAME` */
+  readonly tableName?: string;
+  /** Called once when the first connection could not be made (the client counts it in `stats()`). */
+  readonly onUnavailable?: (reason: string) => void;
+}
+
+/**
+ * The built-in adapter for `config`; node-redis is required here, on first use only. If the first connection
+ * cannot be made (node-redis missing, or the cache unreachable), the reader says so loudly, once: one ERROR log
+ * line naming the fix that is also an Embedded Metric Format record of `ReaderCacheUnavailable` (the cache tier's
+ * alarm watches it), and `onUnavailable` (the client's `stats().l2Unavailable`). Reads go on to the table.
+ */
+export function createValkeyL2(config: ValkeyConfig, report: L2UnavailableReport = {}): ValkeyL2 {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { ValkeyL2: Adapter } = require('./valkey') as typeof import('./valkey');
-  return new Adapter(config);
+  const { ValkeyL2: Adapter, redisLoadError } = require('./valkey') as typeof import('./valkey');
+  const l2 = new Adapter(config);
+  void l2.ready().then(() => {
+    if (l2.isConnected) return;
+    const loadError = redisLoadError();
+    const reason = loadError !== undefined
+      ? loadError.message
+      : `PROMPT_SERVING_CACHE_ENDPOINT is set but the cache at ${config.host}:${config.port} could not be reached within `
+        + `${config.connectTimeoutMs ?? 1000} ms: check the function's VPC subnets and security group (\`addReader\` opens the `
+        + 'cache\'s ports to it), its `elasticache:Connect` permission and the cache\'s state; reads go to the table, '
+        + 'and the connection is retried in the background';
+    report.onUnavailable?.(reason);
+    logUnavailable(reason, report.tableName ?? process.env[Env.tableName] ?? '');
+  });
+  return l2;
+}
+
+/** One JSON line on stdout: level ERROR, the reason with its fix, and the EMF record of the metric. */
+export function logUnavailable(reason: string, tableName: string, now = Date.now()): void {
+  const line = {
+    level: 'ERROR',
+    logger: 'cdk-prompt-serving',
+    message: reason,
+    _aws: {
+      Timestamp: now,
+      CloudWatchMetrics: [{
+        Namespace: READER_METRICS_NAMESPACE,
+        Dimensions: [[READER_METRICS_DIMENSION]],
+        Metrics: [{ Name: ReaderMetric.cacheUnavailable, Unit: 'Count' }],
+      }],
+    },
+    [READER_METRICS_DIMENSION]: tableName,
+    [ReaderMetric.cacheUnavailable]: 1,
+  };
+  // process.stdout, not console: Lambda prefixes console lines (timestamp, request id), and CloudWatch then no
+  // longer reads the line as an EMF record.
+  process.stdout.write(JSON.stringify(line) + '\n');
 }
