@@ -233,6 +233,7 @@ export class PromptServingTable extends Construct implements IPromptServingTable
         options: this.cacheTier.binding.options,
         createAlarms: props.createAlarms ?? true,
         alarmActions: props.alarmActions ?? [],
+        tableName: this.table.tableName,
       }));
     }
     if (props.createDashboard ?? props.dashboardName !== undefined) {
