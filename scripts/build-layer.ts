@@ -17,8 +17,11 @@ import * as path from 'node:path';
 import { buildSync } from 'esbuild';
 
 const root = path.resolve(__dirname, '..');
-/** redis-py for the Python layer: pure Python, supports Python 3.8+ (every Python runtime Lambda offers). */
-export const REDIS_PY_REQUIREMENT = 'redis==5.2.1';
+/**
+ * redis-py for the Python layer: pure Python, Python 3.8+ (every Python runtime Lambda offers), and the one
+ * dependency it has below Python 3.11.3 (`async-timeout`; the as-deployed test caught its absence on 3.11.2).
+ */
+export const REDIS_PY_REQUIREMENTS = ['redis==5.2.1', 'async-timeout==4.0.3'];
 const PYTHON = process.env.LAYER_PYTHON ?? '/usr/bin/python3';
 
 export function buildNodeLayer(outDir = path.join(root, 'assets/layer/nodejs')): string {
@@ -51,7 +54,7 @@ export function buildPythonLayer(outDir = path.join(root, 'assets/layer/python')
   fs.mkdirSync(site, { recursive: true });
   execFileSync(PYTHON, [
     '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-compile', '--no-deps',
-    '--only-binary=:all:', '--target', site, REDIS_PY_REQUIREMENT,
+    '--only-binary=:all:', '--target', site, ...REDIS_PY_REQUIREMENTS,
   ], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' } });
   const client = path.join(root, 'python', 'cdk_prompt_serving_runtime');
   fs.cpSync(client, path.join(site, 'cdk_prompt_serving_runtime'), {

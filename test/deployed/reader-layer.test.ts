@@ -6,9 +6,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { PromptServingTable } from '../../src';
 import { newCachedTable, newCacheStack, newFunction } from '../construct/cache-util';
 import { newServingTable } from '../construct/util';
-import { PromptServingTable } from '../../src';
 
 const root = path.resolve(__dirname, '../..');
 

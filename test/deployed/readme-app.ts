@@ -39,7 +39,7 @@ export async function prepareReaderApp(): Promise<string> {
   fs.mkdirSync(path.join(work, 'lambda', 'reader-py'), { recursive: true });
   fs.writeFileSync(path.join(work, 'lambda', 'inference.mjs'), readmeBlock('lambda/inference.mjs'));
   fs.writeFileSync(path.join(work, 'lambda', 'inference.js'), readmeBlock('lambda/inference.js'));
-  fs.writeFileSync(path.join(work, 'lambda', 'reader-py', 'handler.py'), readmeBlock("lambda/reader-py/handler.py"));
+  fs.writeFileSync(path.join(work, 'lambda', 'reader-py', 'handler.py'), readmeBlock('lambda/reader-py/handler.py'));
   return work;
 }
 

@@ -22,7 +22,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { App } from 'aws-cdk-lib';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -154,8 +154,10 @@ export interface DeployedProcess {
   /** Init failure, if the module could not be loaded. */
   readonly initError?: string;
   invoke<T = unknown>(event: unknown): Promise<InvokeResult<T>>;
-  /** Invokes and returns the handler's result; throws on a function error, a missing module or a violation. */
+  /** Invokes and returns the handler's result; throws on a function error or a module from outside the asset. */
   call<T = unknown>(event: unknown): Promise<T>;
+  /** Calls another export of the handler's module (one a test appended), e.g. `stats`. */
+  callExport<T = unknown>(name: string, event?: unknown): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -174,14 +176,16 @@ export async function startFunction(fn: SynthesizedFunction, options: StartOptio
     TZ: ':UTC',
     AWS_REGION: 'us-east-1',
     AWS_DEFAULT_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'AKIDLOCAL',
-    AWS_SECRET_ACCESS_KEY: 'local-secret',
+    // DynamoDB Local keeps tables per access key id: the caller's (test/support/dynamodb-local.ts sets 'local').
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
     AWS_SESSION_TOKEN: 'local-session',
     AWS_EC2_METADATA_DISABLED: 'true',
     AWS_LAMBDA_FUNCTION_NAME: fn.logicalId,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.properties.MemorySize ?? 128),
     LAMBDA_TASK_ROOT: task,
-    ...Object.fromEntries(Object.entries(fn.environment).map(([k, v]) => [k, resolveValue(v, options.refs)])),
+    // Layers are extracted to /opt in Lambda: paths under it (a directory source's prompts) point into <tmp>/opt.
+    ...Object.fromEntries(Object.entries(fn.environment).map(([k, v]) => [k, resolveValue(v, options.refs).replace(/(^|[^\w])\/opt\//g, `$1${opt}/`)])),
     ...options.extraEnv,
   };
   const child = fn.runtime.startsWith('python') ? startPython(dir, task, opt, fn, env) : startNode(dir, task, opt, fn, env);
@@ -194,8 +198,7 @@ export async function startFunction(fn: SynthesizedFunction, options: StartOptio
 const GUARD = String.raw`
 const Module = require('node:module');
 const path = require('node:path');
-const code = JSON.parse(process.env.AS_DEPLOYED_CODE_DIRS);
-delete process.env.AS_DEPLOYED_CODE_DIRS;
+const code = JSON.parse(process.env.AS_DEPLOYED_CODE_DIRS || '[]');
 const inCode = (file) => typeof file === 'string' && code.some((d) => file === d || file.startsWith(d + path.sep));
 const state = globalThis.__asDeployed = { missing: [], violations: [] };
 const resolve = Module._resolveFilename;
@@ -253,8 +256,9 @@ const [file, name] = (() => {
 const report = () => ({ missing: [...globalThis.__asDeployed.missing], violations: [...globalThis.__asDeployed.violations] });
 (async () => {
   let handler;
+  let mod;
   try {
-    const mod = await import(pathToFileURL(file).href);
+    mod = await import(pathToFileURL(file).href);
     handler = mod[name] ?? (mod.default && mod.default[name]);
     if (typeof handler !== 'function') throw new Error(name + ' is not a function exported by ' + file);
   } catch (err) {
@@ -263,7 +267,10 @@ const report = () => ({ missing: [...globalThis.__asDeployed.missing], violation
   }
   process.on('message', async ({ id, event }) => {
     try {
-      const result = await handler(event, { functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, awsRequestId: 'req-' + id, getRemainingTimeInMillis: () => 30000 });
+      // A test may call another export of the handler's module (e.g. one it appended to read stats()).
+      const exported = event && event.__asDeployedExport;
+      const fn = exported ? (mod[exported] ?? (mod.default && mod.default[exported])) : handler;
+      const result = await fn(exported ? event.event : event, { functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, awsRequestId: 'req-' + id, getRemainingTimeInMillis: () => 30000 });
       process.send({ id, result, ...report() });
     } catch (err) {
       process.send({ id, error: { name: err && err.name, message: String(err && err.message || err) }, ...report() });
@@ -303,8 +310,12 @@ function startNode(dir: string, task: string, opt: string, fn: SynthesizedFuncti
 
 // ---- Python -----------------------------------------------------------------------------------------------------
 
-/** What Lambda's Python runtime provides beside the function: boto3 and what it needs (never redis-py). */
-export const PYTHON_RUNTIME_PACKAGES = ['boto3', 'botocore', 's3transfer', 'jmespath', 'dateutil', 'urllib3', 'six.py'];
+/**
+ * What Lambda's Python runtime provides beside the function: boto3 and what it needs (never redis-py). Debian's
+ * botocore uses the system's `requests` (and its dependencies) where upstream vendors it.
+ */
+export const PYTHON_RUNTIME_PACKAGES = ['boto3', 'botocore', 's3transfer', 'jmespath', 'dateutil', 'urllib3', 'six.py',
+  'requests', 'idna', 'charset_normalizer', 'chardet', 'certifi'];
 const DIST_PACKAGES = '/usr/lib/python3/dist-packages';
 export const PYTHON = '/usr/bin/python3';
 
@@ -325,8 +336,8 @@ class Missing:
 sys.meta_path.append(Missing)
 protocol = os.fdopen(3, 'w')
 def report():
-    violations = sorted({m.__name__ + ' from ' + f for m in list(sys.modules.values())
-                         for f in [getattr(m, '__file__', None)] if f and not f.startswith(allowed)})
+    violations = sorted({name + ' from ' + f for name, m in list(sys.modules.items())
+                         for f in [getattr(m, '__file__', None)] if name != '__main__' and f and not f.startswith(allowed)})
     return {'missing': list(missing), 'violations': violations}
 def send(message):
     protocol.write(json.dumps(message, default=str) + '\n')
@@ -346,7 +357,10 @@ class Context:
 for line in sys.stdin:
     request = json.loads(line)
     try:
-        send(dict(id=request['id'], result=handler(request['event'], Context()), **report()))
+        event = request['event']
+        exported = event.get('__asDeployedExport') if isinstance(event, dict) else None
+        fn = getattr(sys.modules[module_name], exported) if exported else handler
+        send(dict(id=request['id'], result=fn(event.get('event') if exported else event, Context()), **report()))
     except Exception as err:
         send(dict(id=request['id'], error={'name': type(err).__name__, 'message': str(err)}, **report()))
 `;
@@ -416,17 +430,19 @@ async function connect(child: ChildProcess, dir: string): Promise<DeployedProces
       else child.send({ id, event });
     });
   };
+  const call = async <T>(event: unknown): Promise<T> => {
+    const r = await invoke<T>(event);
+    if (r.violations.length > 0) throw new Error(`modules from outside the asset: ${r.violations.join('; ')}`);
+    if (r.error) throw Object.assign(new Error(`${r.error.name}: ${r.error.message}`), { name: r.error.name });
+    return r.result as T;
+  };
   return {
     dir,
     logs,
     initError: init.error?.message,
     invoke,
-    async call<T>(event: unknown): Promise<T> {
-      const r = await invoke<T>(event);
-      if (r.violations.length > 0) throw new Error(`modules from outside the asset: ${r.violations.join('; ')}`);
-      if (r.error) throw Object.assign(new Error(`${r.error.name}: ${r.error.message}`), { name: r.error.name });
-      return r.result as T;
-    },
+    call,
+    callExport: <T>(name: string, event: unknown = {}): Promise<T> => call<T>({ __asDeployedExport: name, event }),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -444,4 +460,3 @@ export function resourceId(template: any, type: string, prefix: string): string 
   return ids[0];
 }
 
-export { Stack };
