@@ -78,12 +78,8 @@ export function createValkeyL2(config: ValkeyConfig, report: L2UnavailableReport
   void l2.ready().then(() => {
     if (l2.isConnected) return;
     const loadError = redisLoadError();
-    const reason = loadError !== undefined
-      ? loadError.message
-      : `PROMPT_SERVING_CACHE_ENDPOINT is set but the cache at ${config.host}:${config.port} could not be reached within `
-        + `${config.connectTimeoutMs ?? 1000} ms: check the function's VPC subnets and security group (\`addReader\` opens the `
-        + 'cache\'s ports to it), its `elasticache:Connect` permission and the cache\'s state; reads go to the table, '
-        + 'and the connection is retried in the background';
+    const reason = loadError?.message ?? `the cache at ${config.host}:${config.port} cannot be reached: check the function's VPC, `
+      + 'security group and elasticache:Connect grant (addReader sets them) and the cache; reads go to the table';
     report.onUnavailable?.(reason);
     logUnavailable(reason, report.tableName ?? process.env[Env.tableName] ?? '');
   });
@@ -92,22 +88,13 @@ export function createValkeyL2(config: ValkeyConfig, report: L2UnavailableReport
 
 /** One JSON line on stdout: level ERROR, the reason with its fix, and the EMF record of the metric. */
 export function logUnavailable(reason: string, tableName: string, now = Date.now()): void {
-  const line = {
+  const metric = ReaderMetric.cacheUnavailable;
+  // process.stdout, not console: Lambda prefixes console lines, and CloudWatch then no longer reads them as EMF.
+  process.stdout.write(JSON.stringify({
     level: 'ERROR',
-    logger: 'cdk-prompt-serving',
-    message: reason,
-    _aws: {
-      Timestamp: now,
-      CloudWatchMetrics: [{
-        Namespace: READER_METRICS_NAMESPACE,
-        Dimensions: [[READER_METRICS_DIMENSION]],
-        Metrics: [{ Name: ReaderMetric.cacheUnavailable, Unit: 'Count' }],
-      }],
-    },
+    message: `cdk-prompt-serving: ${Env.cacheEndpoint} is set but ${reason}`,
+    _aws: { Timestamp: now, CloudWatchMetrics: [{ Namespace: READER_METRICS_NAMESPACE, Dimensions: [[READER_METRICS_DIMENSION]], Metrics: [{ Name: metric, Unit: 'Count' }] }] },
     [READER_METRICS_DIMENSION]: tableName,
-    [ReaderMetric.cacheUnavailable]: 1,
-  };
-  // process.stdout, not console: Lambda prefixes console lines (timestamp, request id), and CloudWatch then no
-  // longer reads the line as an EMF record.
-  process.stdout.write(JSON.stringify(line) + '\n');
+    [metric]: 1,
+  }) + '\n');
 }

@@ -17,7 +17,6 @@
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import * as path from 'node:path';
 import type * as Redis from 'redis';
 import { AwsCredentials, iamAuthToken } from './iam-token';
 import { L2_PUT_IF_NEWER_SCRIPT } from '../schema/l2';
@@ -68,9 +67,8 @@ let loadedRedis: typeof Redis | undefined;
 let loadError: L2UnavailableError | undefined;
 
 /** The fix for a function that cannot load node-redis, said in the one ERROR line and in the error. */
-export const REDIS_LOAD_FIX = 'give the function the construct\'s reader layer (`addReader` attaches it to Node.js functions: '
-  + 'make sure the function was not created with its own `layers` that replace it) or ship `redis` beside the bundle '
-  + "(NodejsFunction `bundling: { nodeModules: ['redis'] }`)";
+export const REDIS_LOAD_FIX = 'attach the reader layer (addReader does, unless the function\'s own `layers` replace it) or ship `redis` '
+  + "beside the bundle (nodeModules: ['redis'])";
 
 /**
  * Hands the adapter node-redis itself, imported statically by the caller so that its bundler ships it (the
@@ -95,8 +93,7 @@ export function loadRedis(moduleName: string = REDIS_MODULE): Promise<typeof Red
     return loadedRedis;
   }, (err: unknown) => {
     redisModule = undefined;
-    loadError = new L2UnavailableError(`PROMPT_SERVING_CACHE_ENDPOINT is set but node-redis (\`redis\`) cannot be loaded: ${REDIS_LOAD_FIX}; `
-      + `reads go to the table (${(err as Error)?.message?.split('\n')[0] ?? err})`);
+    loadError = new L2UnavailableError(`node-redis (redis) cannot be loaded: ${REDIS_LOAD_FIX}; reads go to the table (${(err as Error)?.message?.split('\n')[0]})`);
     throw loadError;
   });
   return redisModule;
@@ -109,9 +106,7 @@ export function loadRedis(moduleName: string = REDIS_MODULE): Promise<typeof Red
  */
 function requireAtRunTime(name: string): Promise<unknown> {
   try {
-    const base = typeof __filename === 'string' && __filename !== ''
-      ? __filename
-      : path.join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), 'index.js');
+    const base = typeof __filename === 'string' && __filename ? __filename : `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`;
     return Promise.resolve(createRequire(base)(name));
   } catch (err) {
     return Promise.reject(err);
