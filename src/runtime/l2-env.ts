@@ -5,7 +5,7 @@
  */
 import { PromptServingError } from './errors';
 import type { AwsCredentials } from './iam-token';
-import type { ValkeyConfig, ValkeyL2 } from './valkey';
+import { redisLoadError, ValkeyConfig, ValkeyL2 } from './valkey';
 import { CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env } from '../schema/env';
 import { READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderMetric } from '../schema/metrics';
 
@@ -21,20 +21,17 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
   if (!endpoint) return undefined;
   const match = /^(.+):(\d{1,5})$/.exec(endpoint);
   if (!match) throw new PromptServingError(`${Env.cacheEndpoint}=${JSON.stringify(endpoint)} must be host:port`);
-  const flag = (name: string, fallback: boolean): boolean => {
-    const raw = env[name]?.trim().toLowerCase();
-    if (raw === undefined || raw === '') return fallback;
-    if (raw !== 'true' && raw !== 'false') throw new PromptServingError(`${name}=${JSON.stringify(env[name])} must be true or false`);
-    return raw === 'true';
+  // One of `allowed` (the first when unset); flags compare case-insensitively. The message names the variable.
+  const oneOf = (name: string, allowed: string[], fold = false): string => {
+    const raw = env[name]?.trim();
+    const value = fold ? raw?.toLowerCase() : raw;
+    if (!value) return allowed[0];
+    if (!allowed.includes(value)) throw new PromptServingError(`${name}=${JSON.stringify(fold ? env[name] : value)} must be ${allowed.join(' or ')}`);
+    return value;
   };
-  const auth = env[Env.cacheAuth]?.trim() || CACHE_AUTH_IAM;
-  if (auth !== CACHE_AUTH_IAM && auth !== CACHE_AUTH_NONE) {
-    throw new PromptServingError(`${Env.cacheAuth}=${JSON.stringify(auth)} must be ${CACHE_AUTH_IAM} or ${CACHE_AUTH_NONE}`);
-  }
-  const resourceType = env[Env.cacheResourceType]?.trim() || CACHE_RESOURCE_SERVERLESS;
-  if (resourceType !== CACHE_RESOURCE_SERVERLESS && resourceType !== CACHE_RESOURCE_REPLICATION_GROUP) {
-    throw new PromptServingError(`${Env.cacheResourceType}=${JSON.stringify(resourceType)} must be ${CACHE_RESOURCE_SERVERLESS} or ${CACHE_RESOURCE_REPLICATION_GROUP}`);
-  }
+  const flag = (name: string): boolean => oneOf(name, ['true', 'false'], true) === 'true';
+  const auth = oneOf(Env.cacheAuth, [CACHE_AUTH_IAM, CACHE_AUTH_NONE]);
+  const resourceType = oneOf(Env.cacheResourceType, [CACHE_RESOURCE_SERVERLESS, CACHE_RESOURCE_REPLICATION_GROUP]);
   const required = (name: string): string => {
     const value = env[name]?.trim();
     if (!value) throw new PromptServingError(`${name} must be set when ${Env.cacheAuth} is ${CACHE_AUTH_IAM} (the construct sets it)`);
@@ -53,35 +50,28 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
     };
   }
   return {
-    host: match[1], port: Number(match[2]), tls: flag(Env.cacheTls, true), cluster: flag(Env.cacheCluster, true), iam,
+    host: match[1], port: Number(match[2]), tls: flag(Env.cacheTls), cluster: flag(Env.cacheCluster), iam,
   };
 }
 
 /** What a reader does when it runs without the L2 it was configured for. */
-export interface L2UnavailableReport {
-  /** The serving table (the metric's dimension). @default - `PROMPT_SERVING_TABLE_NAME` */
-  readonly tableName?: string;
-  /** Called once when the first connection could not be made (the client counts it in `stats()`). */
-  readonly onUnavailable?: (reason: string) => void;
-}
 
 /**
- * The built-in adapter for `config`; node-redis is required here, on first use only. If the first connection
+ * The built-in adapter for `config` (node-redis is loaded by its first connection, never before). If the first connection
  * cannot be made (node-redis missing, or the cache unreachable), the reader says so loudly, once: one ERROR log
  * line naming the fix that is also an Embedded Metric Format record of `ReaderCacheUnavailable` (the cache tier's
- * alarm watches it), and `onUnavailable` (the client's `stats().l2Unavailable`). Reads go on to the table.
+ * alarm watches it; dimension `tableName`), and `onUnavailable` (the client's `stats().l2Unavailable`). Reads go on to
+ * the table.
  */
-export function createValkeyL2(config: ValkeyConfig, report: L2UnavailableReport = {}): ValkeyL2 {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { ValkeyL2: Adapter, redisLoadError } = require('./valkey') as typeof import('./valkey');
-  const l2 = new Adapter(config);
+export function createValkeyL2(config: ValkeyConfig, tableName?: string, onUnavailable?: () => void): ValkeyL2 {
+  const l2 = new ValkeyL2(config);
   void l2.ready().then(() => {
     if (l2.isConnected) return;
     const loadError = redisLoadError();
-    const reason = loadError?.message ?? `the cache at ${config.host}:${config.port} cannot be reached: check the function's VPC, `
-      + 'security group and elasticache:Connect grant (addReader sets them) and the cache; reads go to the table';
-    report.onUnavailable?.(reason);
-    logUnavailable(reason, report.tableName ?? process.env[Env.tableName] ?? '');
+    const reason = loadError?.message ?? `the cache at ${config.host}:${config.port} cannot be reached (check the function's VPC, `
+      + 'security group and elasticache:Connect, which addReader sets); reads go to the table';
+    onUnavailable?.();
+    logUnavailable(reason, tableName ?? process.env[Env.tableName] ?? '');
   });
   return l2;
 }

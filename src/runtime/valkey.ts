@@ -67,7 +67,7 @@ let loadedRedis: typeof Redis | undefined;
 let loadError: L2UnavailableError | undefined;
 
 /** The fix for a function that cannot load node-redis, said in the one ERROR line and in the error. */
-export const REDIS_LOAD_FIX = 'attach the reader layer (addReader does, unless the function\'s own `layers` replace it) or ship `redis` '
+const REDIS_LOAD_FIX = 'attach the reader layer (addReader does, unless the function\'s own `layers` replace it) or ship `redis` '
   + "beside the bundle (nodeModules: ['redis'])";
 
 /**

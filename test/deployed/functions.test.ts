@@ -19,6 +19,7 @@ import { DeployedProcess, resourceId, startFunction, SynthesizedApp, Synthesized
 import { driveMapping } from '../support/as-deployed-stream';
 import { seedPublished, textDraft } from '../support/bedrock-fixtures';
 import { BedrockStandIn } from '../support/bedrock-stand-in';
+import { freePort } from '../support/dynamodb-local';
 import { ADMIN_AUTH, RedisServer, startRedisServer } from '../support/redis-server';
 import { createServingTable, deleteTable, localDynamoDBClient, localEndpoint } from '../support/table';
 
@@ -70,21 +71,21 @@ afterAll(async () => {
 });
 
 /** Tokens of the Cached and Directory stacks → the local parts; `table` is what the table's `Ref` means here. */
-function refs(table: string) {
+function refs(table: string, cachePort?: number) {
   return (logicalId: string, attribute?: string): string | undefined => {
     if (logicalId.startsWith('PromptsTable')) return attribute === undefined ? table : undefined;
     if (logicalId.startsWith('PromptsCache')) {
       if (attribute === 'Endpoint.Address') return 'localhost';
-      if (attribute === 'Endpoint.Port') return String(cache.port);
+      if (attribute === 'Endpoint.Port') return String(cachePort ?? cache.port);
       if (attribute === undefined) return CACHE_NAME;
     }
     return undefined;
   };
 }
 
-async function start(fn: SynthesizedFunction, table: string, options: { layerDirs?: string[]; assetDir?: string } = {}): Promise<DeployedProcess> {
+async function start(fn: SynthesizedFunction, table: string, options: { layerDirs?: string[]; assetDir?: string; cachePort?: number } = {}): Promise<DeployedProcess> {
   const proc = await startFunction({ ...fn, layerDirs: options.layerDirs ?? fn.layerDirs }, {
-    refs: refs(table),
+    refs: refs(table, options.cachePort),
     assetDir: options.assetDir,
     extraEnv: {
       AWS_ENDPOINT_URL_DYNAMODB: localEndpoint(),
@@ -178,7 +179,7 @@ describe.each(['Cached', 'Replica'])('the Bedrock sync function of the %s stack,
     const table = await createServingTable(ddb, `bedrock-${stack.toLowerCase()}`);
     tables.push(table);
     const [first, second] = seedPublished(bedrock, 2, stack);
-    const fn = await start(synth.functions.find((f) => f.stack === stack && f.logicalId.startsWith('PromptsSyncFunction'))!, table);
+    const fn = await start(synth.fn('PromptsSyncFunction', stack), table);
     expect(fn.initError).toBeUndefined();
     const cfn = await responseUrl();
     try {
@@ -233,7 +234,7 @@ describe('the cache tier as deployed', () => {
 
   test('the directory sync function (prompts from its layer) fills the table; the invalidation function writes every pointer through', async () => {
     // GIVEN the Directory stack's sync function, from its asset and its prompts layer, writing to the cached table
-    const sync = await start(synth.functions.find((f) => f.stack === 'Directory' && f.logicalId.startsWith('PromptsSyncFunction'))!, cached);
+    const sync = await start(synth.fn('PromptsSyncFunction', 'Directory'), cached);
     const report = await sync.call<any>(scheduled);
     expect(report).toMatchObject({ mode: 'full', failed: 0 });
     expect(report.written).toBeGreaterThan(0);
@@ -253,7 +254,7 @@ describe('the cache tier as deployed', () => {
   });
 
   test.each(['ReaderEsm', 'ReaderCjs'])('the README\'s %s (NodejsFunction, default bundling) serves from the cache through the layer', async (prefix) => {
-    const fn = synth.functions.find((f) => f.stack === 'Cached' && f.logicalId.startsWith(prefix))!;
+    const fn = synth.fn(prefix, 'Cached');
     expect(fn.layerDirs).toHaveLength(1);
     const reader = await start(fn, cached);
     const result = await reader.invoke<any>(event);
@@ -282,7 +283,7 @@ describe('the cache tier as deployed', () => {
   });
 
   test.each(['ReaderEsm', 'ReaderCjs'])('the README\'s %s without the cache (Directory stack) serves from the table', async (prefix) => {
-    const fn = synth.functions.find((f) => f.stack === 'Directory' && f.logicalId.startsWith(prefix))!;
+    const fn = synth.fn(prefix, 'Directory');
     expect(fn.layerDirs).toEqual([]);
     const reader = await start(fn, cached);
     const result = await reader.invoke<any>(event);
@@ -292,7 +293,7 @@ describe('the cache tier as deployed', () => {
   });
 
   test('a change reaches the cached readers through the stream with no table read', async () => {
-    const fn = synth.functions.find((f) => f.stack === 'Cached' && f.logicalId.startsWith('ReaderCjs'))!;
+    const fn = synth.fn('ReaderCjs', 'Cached');
     const reader = await start(fn, cached);
     await reader.call(event);
     const before = await reader.callExport<any>('stats');
@@ -387,7 +388,7 @@ describe('the harness fails what a deployment would fail', () => {
 
 describe('a cache reader without its layer fails loudly, never worse than no cache', () => {
   test('Node.js: one ERROR line naming the fix with the ReaderCacheUnavailable metric, stats().l2Unavailable, reads from the table', async () => {
-    const fn = synth.functions.find((f) => f.stack === 'Cached' && f.logicalId.startsWith('ReaderEsm'))!;
+    const fn = synth.fn('ReaderEsm', 'Cached');
     const reader = await start(fn, cached, { layerDirs: [] });
     const first = await reader.invoke<any>(event);
     await reader.call(event);
@@ -398,7 +399,7 @@ describe('a cache reader without its layer fails loudly, never worse than no cac
     const errors = reader.logs.filter((l) => l.includes('"level":"ERROR"')).map((l) => JSON.parse(l));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({
-      message: expect.stringMatching(/node-redis .* cannot be loaded: give the function the construct's reader layer/),
+      message: expect.stringMatching(/PROMPT_SERVING_CACHE_ENDPOINT is set but node-redis \(redis\) cannot be loaded: attach the reader layer/),
       ReaderCacheUnavailable: 1,
       _aws: { CloudWatchMetrics: [{ Namespace: 'CdkPromptServing', Dimensions: [['TableName']], Metrics: [{ Name: 'ReaderCacheUnavailable', Unit: 'Count' }] }] },
     });
@@ -426,6 +427,32 @@ describe('a cache reader without its layer fails loudly, never worse than no cac
     } finally {
       fs.rmSync(asset, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a cache reader that cannot reach the cache fails loudly, never worse than no cache', () => {
+  test.each(['ReaderCjs', 'ReaderPython'])('%s: one ERROR line naming the fix with the metric, counted in stats(), reads from the table', async (prefix) => {
+    // GIVEN the cache endpoint pointing at a port nothing listens on
+    const dead = await freePort();
+    const reader = await start(synth.fn(prefix, 'Cached'), cached, { cachePort: dead });
+    // WHEN it serves two requests
+    const python = prefix === 'ReaderPython';
+    const request = python ? { body: 'x' } : event;
+    const first = await reader.invoke<any>(request);
+    await reader.call(request);
+    // THEN both were served from the table
+    expect(first).toMatchObject({ violations: [], error: undefined });
+    expect(JSON.stringify(first.result)).toContain('executives');
+    const stats = await reader.callExport<any>('stats');
+    expect(python ? stats.l2_unavailable : stats.l2Unavailable).toBe(1);
+    // AND one ERROR line said why and how to fix it, as an EMF record of the readers' metric
+    const errors = reader.logs.filter((l) => l.startsWith('{') && /"level": ?"ERROR"/.test(l)).map((l) => JSON.parse(l));
+    expect(errors).toEqual([expect.objectContaining({
+      message: expect.stringMatching(new RegExp(`PROMPT_SERVING_CACHE_ENDPOINT is set but the cache at localhost:${dead} (cannot|could not) be reached.*security group`)),
+      ReaderCacheUnavailable: 1,
+      TableName: cached,
+      _aws: expect.objectContaining({ CloudWatchMetrics: [{ Namespace: 'CdkPromptServing', Dimensions: [['TableName']], Metrics: [{ Name: 'ReaderCacheUnavailable', Unit: 'Count' }] }] }),
+    })]);
   });
 });
 

@@ -47,8 +47,8 @@ export interface SynthesizedApp {
   readonly functions: SynthesizedFunction[];
   /** `AWS::Lambda::EventSourceMapping` properties by the logical id of the function they invoke. */
   readonly eventSourceMappings: Record<string, Record<string, any>>;
-  /** The function whose logical id starts with `prefix` (exactly one). */
-  fn(prefix: string): SynthesizedFunction;
+  /** The function whose logical id starts with `prefix` (exactly one; of `stack` when given). */
+  fn(prefix: string, stack?: string): SynthesizedFunction;
   cleanup(): void;
 }
 
@@ -103,8 +103,8 @@ export function synthesize(build: (app: App) => void, outdir = fs.mkdtempSync(pa
     templates,
     functions,
     eventSourceMappings,
-    fn(prefix) {
-      const found = functions.filter((f) => f.logicalId.startsWith(prefix));
+    fn(prefix, stack) {
+      const found = functions.filter((f) => f.logicalId.startsWith(prefix) && (stack === undefined || f.stack === stack));
       if (found.length !== 1) throw new Error(`${found.length} functions start with ${prefix}: ${functions.map((f) => f.logicalId).join(', ')}`);
       return found[0];
     },
