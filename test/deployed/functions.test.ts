@@ -83,7 +83,9 @@ function refs(table: string, cachePort?: number) {
   };
 }
 
-async function start(fn: SynthesizedFunction, table: string, options: { layerDirs?: string[]; assetDir?: string; cachePort?: number } = {}): Promise<DeployedProcess> {
+interface StartOverrides { readonly layerDirs?: string[]; readonly assetDir?: string; readonly cachePort?: number }
+
+async function start(fn: SynthesizedFunction, table: string, options: StartOverrides = {}): Promise<DeployedProcess> {
   const proc = await startFunction({ ...fn, layerDirs: options.layerDirs ?? fn.layerDirs }, {
     refs: refs(table, options.cachePort),
     assetDir: options.assetDir,
