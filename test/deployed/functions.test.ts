@@ -83,7 +83,7 @@ function refs(table: string, cachePort?: number) {
   };
 }
 
-interface StartOverrides { readonly layerDirs?: string[]; readonly assetDir?: string; readonly cachePort?: number }
+interface StartOverrides { readonly layerDirs?: readonly string[]; readonly assetDir?: string; readonly cachePort?: number }
 
 async function start(fn: SynthesizedFunction, table: string, options: StartOverrides = {}): Promise<DeployedProcess> {
   const proc = await startFunction({ ...fn, layerDirs: options.layerDirs ?? fn.layerDirs }, {

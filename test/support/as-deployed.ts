@@ -36,7 +36,7 @@ export interface SynthesizedFunction {
   /** The staged asset folder in cdk.out. */
   readonly assetDir: string;
   /** The staged folders of its layers, in order. */
-  readonly layerDirs: string[];
+  readonly layerDirs: readonly string[];
   readonly timeoutSeconds: number;
   readonly properties: Record<string, any>;
 }
