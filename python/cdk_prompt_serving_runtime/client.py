@@ -142,7 +142,7 @@ class PromptClient:
         adapter built from ``PROMPT_SERVING_CACHE_*`` when ``PROMPT_SERVING_CACHE_ENDPOINT`` is set, else none.
         Pass ``False`` to turn the L2 off whatever the environment says.
     :param l2_timeout_ms: upper bound on one L2 call of the adapter built from the environment. Default 100.
-    :param epoch_poll_interval_ms: how often the L2 freshness epoch is read (one GET per process). Default 1000.
+    :param epoch_poll_interval_ms: how often the L2 freshness epoch is read (one GET per process). Default 500.
     :param clock: the wall clock in epoch seconds (``time.time``); tests pass a fake one.
     :param environ: the environment to read (``os.environ``); tests pass a dict.
     :raises PromptServingError: if no table name is given or set, or an option is out of range
