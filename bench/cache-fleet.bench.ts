@@ -94,7 +94,8 @@ async function countingProxy(target: string): Promise<{ endpoint: string; reads:
         const keys = op === 'GetItem' ? [input.Key] : Object.values(input.RequestItems as Record<string, { Keys: any[] }>).flatMap((r) => r.Keys);
         for (const k of keys) reads.push({ key: `${k.prompt_id.S}/${k.version.S}`, at: Date.now() });
       }
-      const out = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent }, (up) => {
+      const options = { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent };
+      const out = http.request(options, (up) => {
         res.writeHead(up.statusCode ?? 500, up.headers);
         up.pipe(res);
       });
@@ -125,7 +126,13 @@ async function bundleReader(): Promise<string> {
   await build({
     absWorkingDir: work,
     stdin: { contents: READER, resolveDir: work, sourcefile: 'index.mjs', loader: 'js' },
-    bundle: true, platform: 'node', target: 'node22', format: 'cjs', external: ['@aws-sdk/*'], outfile: path.join(asset, 'index.js'), logLevel: 'silent',
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    external: ['@aws-sdk/*'],
+    outfile: path.join(asset, 'index.js'),
+    logLevel: 'silent',
   });
   return asset;
 }
@@ -156,123 +163,137 @@ async function main(): Promise<void> {
   };
   const extraEnv = () => ({ AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint, NODE_EXTRA_CA_CERTS: path.join(cache.certDir!, 'ca.crt') });
   const started: DeployedProcess[] = [];
-  const start = async (fn: SynthesizedFunction, env: Record<string, string> = {}) => {
-    const p = await startFunction(fn, { refs, extraEnv: { ...extraEnv(), ...env } });
-    started.push(p);
-    return p;
-  };
-
-  const invalidation = await start(invalidationFn);
-  const stream = driveMapping(synth.eventSourceMappings[invalidationFn.logicalId], streamArn, ddb.endpoint, (e) => invalidation.call(e));
-  let polling = true;
-  const pollLoop = (async () => {
-    while (polling) {
-      await stream.poller.drain().catch(() => 0);
-      await new Promise((resolve) => setTimeout(resolve, STREAM_POLL_MS));
-    }
-  })();
-
-  const ids = Array.from({ length: PROMPTS }, (_, i) => `prompt-${String(i).padStart(2, '0')}`);
-  for (const id of ids) await publish(admin, table, id, 1, textContent(`Prompt ${id} v1 {{x}}`));
-  await writeCatalog(admin, table, ids);
-  await new Promise((resolve) => setTimeout(resolve, 3 * STREAM_POLL_MS)); // written through before the fleet starts
-  // DynamoDB Local's JVM warmed up (JIT), so the first fleet does not pay for it alone.
-  for (let i = 0; i < 300; i++) await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: ids[i % PROMPTS] }, version: { S: CURRENT } } }));
-
-  const report: string[] = [];
-  const readsSince = (t: number) => proxy.reads.filter((r) => r.at >= t);
-  const perKey = (reads: { key: string }[]) => {
-    const counts = new Map<string, number>();
-    for (const r of reads) counts.set(r.key, (counts.get(r.key) ?? 0) + 1);
-    return counts;
-  };
-
-  // 1. Fleet cold start, with the tier and with the L2 off.
-  report.push(`| fleet cold start: ${READERS} reader processes × ${PROMPTS} prompts, all at once | table reads per key (max) | table reads, all keys | failed reads | readers whose first cache connection failed | time to ready p50 / p99 |`, '|---|---|---|---|---|---|');
-  const fleets: Record<string, DeployedProcess[]> = {};
-  const runs: [string, SynthesizedFunction, Record<string, string>][] = [
-    ['L2 off', { ...plainReader, assetDir: readerAsset, layerDirs: [] }, {}],
-    ['with the cache tier (defaults)', { ...cachedReader, assetDir: readerAsset }, {}],
-    ['with the cache tier, `PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS=5000`', { ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS: '5000' }],
-  ];
-  for (const [label, fn, env] of runs) {
-    const t0 = Date.now();
-    const fleet = await Promise.all(Array.from({ length: READERS }, () => start(fn, env)));
-    fleets[label] = fleet;
-    const results = await Promise.all(fleet.map((p) => p.call<{ ms: number; failed: number; preloadFailed: number; stats: any }>({ op: 'start', ids })));
-    const counts = perKey(readsSince(t0));
-    const failed = results.reduce((n, r) => n + r.failed, 0);
-    const preloadFailed = results.reduce((n, r) => n + r.preloadFailed, 0);
-    const ms = results.map((r) => r.ms);
-    const unavailable = results.reduce((n, r) => n + (r.stats.l2Unavailable ?? 0), 0);
-    report.push(`| ${label} | ${Math.max(0, ...counts.values())} (${CATALOG_ID}: ${counts.get(`${CATALOG_ID}/${CURRENT}`) ?? 0}) | ${readsSince(t0).length} | ${failed} (preloads that threw: ${preloadFailed}) | ${fn.layerDirs.length === 0 ? '—' : unavailable} | ${seconds(pct(ms, 0.5))} / ${seconds(pct(ms, 0.99))} |`);
-    if (label !== runs[1][0]) {
-      for (const p of fleet) await p.stop(); // idle from here on: out of the way of the measured fleet
-    }
+  let polling = false;
+  let pollLoop: Promise<void> = Promise.resolve();
+  const closers: (() => unknown)[] = [];
+  try {
+    await measure();
+  } finally {
+    // Whatever happened, no process of this run outlives it.
+    polling = false;
+    await pollLoop;
+    for (const close of closers) await close();
+    for (const p of started) await p.stop().catch(() => undefined);
+    await cache.stop().catch(() => undefined);
+    await proxy.close().catch(() => undefined);
+    admin.destroy();
+    await ddb.stop();
+    synth.cleanup();
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(path.dirname(readerAsset), { recursive: true, force: true });
   }
 
-  // 2. A change at the source: every cached reader watches one prompt; the pointer is rewritten at t0.
-  const tiered = fleets[runs[1][0]];
-  const changed = ids[0];
-  const watch = tiered.map((p) => p.call<{ at: number | null }>({ op: 'watch', id: changed, version: 2, intervalMs: 10, timeoutMs: 20_000 }));
-  await new Promise((resolve) => setTimeout(resolve, 1500)); // every reader is watching
-  const current = (await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: changed }, version: { S: CURRENT } } }))).Item!;
-  const t0 = Date.now();
-  await admin.send(new PutItemCommand({
-    TableName: table,
-    Item: { ...current, version_number: { N: '2' }, text: { S: 'Prompt v2 {{x}}' }, revision: { N: String(Number(current.revision?.N ?? 1) + 1) } },
-  }));
-  const served = (await Promise.all(watch)).map((r) => (r.at === null ? Infinity : r.at - t0));
-  const causedReads = readsSince(t0).length;
-  report.push('', `| a change at the source, ${READERS} reader processes, default settings (epoch poll 500 ms), stream polled every ${STREAM_POLL_MS} ms | p50 | p99 | max | readers that never served it (20 s) | table reads caused |`, '|---|---|---|---|---|---|');
-  const finite = served.filter(Number.isFinite);
-  report.push(`| with the cache tier: time from the table write until each reader serves it | ${seconds(pct(finite, 0.5))} | ${seconds(pct(finite, 0.99))} | ${seconds(Math.max(...finite))} | ${served.length - finite.length} | ${causedReads} |`);
-  report.push('| L2 off: bound (not waited for) | — | — | maxAgeSeconds + staleWhileRevalidateSeconds = 120 s | — | 1 per reader |');
+  async function measure(): Promise<void> {
+    const start = async (fn: SynthesizedFunction, env: Record<string, string> = {}) => {
+      const p = await startFunction(fn, { refs, extraEnv: { ...extraEnv(), ...env } });
+      started.push(p);
+      return p;
+    };
 
-  // 3. The cache SIGKILLed for 3 s under load: a fleet whose copies expire every second (maxAgeSeconds=1), so that
-  // reads keep going to the cache (stale-while-revalidate refreshes in the background, from the L2 or the table).
-  for (const p of tiered) await p.stop();
-  const churn = await Promise.all(Array.from({ length: READERS }, () => start({ ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_MAX_AGE_SECONDS: '1' })));
-  await Promise.all(churn.map((p) => p.call({ op: 'start', ids })));
-  const loadMs = 45_000;
-  const loadStart = Date.now();
-  const load = churn.map((p) => p.call<{ ok: number; failed: number; hits: [number, number][] }>({ op: 'load', ids, durationMs: loadMs, pauseMs: 100 }));
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  const killReadsFrom = Date.now();
-  cache.process.kill('SIGKILL');
-  await cache.stop();
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  const restartFrom = Date.now();
-  cache = await startRedisServer({ tls: true, cluster: true, users, certsFrom: cache });
-  const restartedAt = Date.now();
-  const downFor = restartedAt - killReadsFrom;
-  const restartTook = restartedAt - restartFrom;
-  const loaded = await Promise.all(load);
-  const resume = loaded.map((r) => {
-    const before = r.hits.filter(([t]) => t < restartedAt).at(-1)?.[1] ?? 0;
-    const first = r.hits.find(([t, h]) => t >= restartedAt && h > before);
-    return first === undefined ? Infinity : first[0] - restartedAt;
-  });
-  const resumed = resume.filter(Number.isFinite);
-  const hitsBeforeKill = loaded.reduce((n, r) => n + (r.hits.filter(([t]) => t < killReadsFrom).at(-1)?.[1] ?? 0), 0);
-  const window = loadStart + loadMs - restartedAt;
-  report.push('', `| the cache SIGKILLed for 3 s under load (${READERS} readers reading ${PROMPTS} prompts every 100 ms, \`maxAgeSeconds=1\`, other settings default) | reads | failed reads | time from the restart until L2 hits resume p50 / p99 / max | readers whose L2 hits did not resume (within ${seconds(window)}) | L2 hits before the kill | table reads from the kill to the end |`, '|---|---|---|---|---|---|---|');
-  report.push(`| with the cache tier | ${loaded.reduce((n, r) => n + r.ok + r.failed, 0)} | ${loaded.reduce((n, r) => n + r.failed, 0)} | ${seconds(pct(resumed, 0.5))} / ${seconds(pct(resumed, 0.99))} / ${seconds(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} | ${hitsBeforeKill} | ${readsSince(killReadsFrom).length} |`);
+    const invalidation = await start(invalidationFn);
+    const stream = driveMapping(synth.eventSourceMappings[invalidationFn.logicalId], streamArn, ddb.endpoint, (e) => invalidation.call(e));
+    closers.push(() => stream.poller.close());
+    polling = true;
+    pollLoop = (async () => {
+      while (polling) {
+        await stream.poller.drain().catch(() => 0);
+        await new Promise((resolve) => setTimeout(resolve, STREAM_POLL_MS));
+      }
+    })();
 
-  report.push('', `The cache was down ${seconds(downFor)} (SIGKILL, 3 s, then the restart, which took ${seconds(restartTook)} here).`);
-  report.push('', `Load average at the end (1/5/15 min): ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${os.cpus().length} cores.`);
-  console.log(report.join('\n'));
-  polling = false;
-  await pollLoop;
-  stream.poller.close();
-  for (const p of started) await p.stop();
-  await cache.stop();
-  await proxy.close();
-  admin.destroy();
-  await ddb.stop();
-  synth.cleanup();
-  fs.rmSync(work, { recursive: true, force: true });
-  fs.rmSync(path.dirname(readerAsset), { recursive: true, force: true });
+    const ids = Array.from({ length: PROMPTS }, (_, i) => `prompt-${String(i).padStart(2, '0')}`);
+    for (const id of ids) await publish(admin, table, id, 1, textContent(`Prompt ${id} v1 {{x}}`));
+    await writeCatalog(admin, table, ids);
+    await new Promise((resolve) => setTimeout(resolve, 3 * STREAM_POLL_MS)); // written through before the fleet starts
+    // DynamoDB Local's JVM warmed up (JIT), so the first fleet does not pay for it alone.
+    for (let i = 0; i < 300; i++) {
+      await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: ids[i % PROMPTS] }, version: { S: CURRENT } } }));
+    }
+
+    const report: string[] = [];
+    const readsSince = (t: number) => proxy.reads.filter((r) => r.at >= t);
+    const perKey = (reads: { key: string }[]) => {
+      const counts = new Map<string, number>();
+      for (const r of reads) counts.set(r.key, (counts.get(r.key) ?? 0) + 1);
+      return counts;
+    };
+
+    // 1. Fleet cold start, with the tier and with the L2 off.
+    report.push(`| fleet cold start: ${READERS} reader processes × ${PROMPTS} prompts, all at once | table reads per key (max) | table reads, all keys | failed reads | readers whose first cache connection failed | time to ready p50 / p99 |`, '|---|---|---|---|---|---|');
+    const fleets: Record<string, DeployedProcess[]> = {};
+    const runs: [string, SynthesizedFunction, Record<string, string>][] = [
+      ['L2 off', { ...plainReader, assetDir: readerAsset, layerDirs: [] }, {}],
+      ['with the cache tier (defaults)', { ...cachedReader, assetDir: readerAsset }, {}],
+      ['with the cache tier, `PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS=5000`', { ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS: '5000' }],
+    ];
+    for (const [label, fn, env] of runs) {
+      const t0 = Date.now();
+      const fleet = await Promise.all(Array.from({ length: READERS }, () => start(fn, env)));
+      fleets[label] = fleet;
+      const results = await Promise.all(fleet.map((p) => p.call<{ ms: number; failed: number; preloadFailed: number; stats: any }>({ op: 'start', ids })));
+      const counts = perKey(readsSince(t0));
+      const failed = results.reduce((n, r) => n + r.failed, 0);
+      const preloadFailed = results.reduce((n, r) => n + r.preloadFailed, 0);
+      const ms = results.map((r) => r.ms);
+      const unavailable = results.reduce((n, r) => n + (r.stats.l2Unavailable ?? 0), 0);
+      report.push(`| ${label} | ${Math.max(0, ...counts.values())} (${CATALOG_ID}: ${counts.get(`${CATALOG_ID}/${CURRENT}`) ?? 0}) | ${readsSince(t0).length} | ${failed} (preloads that threw: ${preloadFailed}) | ${fn.layerDirs.length === 0 ? '—' : unavailable} | ${seconds(pct(ms, 0.5))} / ${seconds(pct(ms, 0.99))} |`);
+      if (label !== runs[1][0]) {
+        for (const p of fleet) await p.stop(); // idle from here on: out of the way of the measured fleet
+      }
+    }
+
+    // 2. A change at the source: every cached reader watches one prompt; the pointer is rewritten at t0.
+    const tiered = fleets[runs[1][0]];
+    const changed = ids[0];
+    const watch = tiered.map((p) => p.call<{ at: number | null }>({ op: 'watch', id: changed, version: 2, intervalMs: 10, timeoutMs: 20_000 }));
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // every reader is watching
+    const current = (await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: changed }, version: { S: CURRENT } } }))).Item!;
+    const t0 = Date.now();
+    await admin.send(new PutItemCommand({
+      TableName: table,
+      Item: { ...current, version_number: { N: '2' }, text: { S: 'Prompt v2 {{x}}' }, revision: { N: String(Number(current.revision?.N ?? 1) + 1) } },
+    }));
+    const served = (await Promise.all(watch)).map((r) => (r.at === null ? Infinity : r.at - t0));
+    const causedReads = readsSince(t0).length;
+    report.push('', `| a change at the source, ${READERS} reader processes, default settings (epoch poll 500 ms), stream polled every ${STREAM_POLL_MS} ms | p50 | p99 | max | readers that never served it (20 s) | table reads caused |`, '|---|---|---|---|---|---|');
+    const finite = served.filter(Number.isFinite);
+    report.push(`| with the cache tier: time from the table write until each reader serves it | ${seconds(pct(finite, 0.5))} | ${seconds(pct(finite, 0.99))} | ${seconds(Math.max(...finite))} | ${served.length - finite.length} | ${causedReads} |`);
+    report.push('| L2 off: bound (not waited for) | — | — | maxAgeSeconds + staleWhileRevalidateSeconds = 120 s | — | 1 per reader |');
+
+    // 3. The cache SIGKILLed for 3 s under load: a fleet whose copies expire every second (maxAgeSeconds=1), so that
+    // reads keep going to the cache (stale-while-revalidate refreshes in the background, from the L2 or the table).
+    for (const p of tiered) await p.stop();
+    const churn = await Promise.all(Array.from({ length: READERS }, () => start({ ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_MAX_AGE_SECONDS: '1' })));
+    await Promise.all(churn.map((p) => p.call({ op: 'start', ids })));
+    const loadMs = 45_000;
+    const loadStart = Date.now();
+    const load = churn.map((p) => p.call<{ ok: number; failed: number; hits: [number, number][] }>({ op: 'load', ids, durationMs: loadMs, pauseMs: 100 }));
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const killReadsFrom = Date.now();
+    cache.process.kill('SIGKILL');
+    await cache.stop();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const restartFrom = Date.now();
+    cache = await startRedisServer({ tls: true, cluster: true, users, certsFrom: cache });
+    const restartedAt = Date.now();
+    const downFor = restartedAt - killReadsFrom;
+    const restartTook = restartedAt - restartFrom;
+    const loaded = await Promise.all(load);
+    const resume = loaded.map((r) => {
+      const before = r.hits.filter(([t]) => t < restartedAt).at(-1)?.[1] ?? 0;
+      const first = r.hits.find(([t, h]) => t >= restartedAt && h > before);
+      return first === undefined ? Infinity : first[0] - restartedAt;
+    });
+    const resumed = resume.filter(Number.isFinite);
+    const hitsBeforeKill = loaded.reduce((n, r) => n + (r.hits.filter(([t]) => t < killReadsFrom).at(-1)?.[1] ?? 0), 0);
+    const window = loadStart + loadMs - restartedAt;
+    report.push('', `| the cache SIGKILLed for 3 s under load (${READERS} readers reading ${PROMPTS} prompts every 100 ms, \`maxAgeSeconds=1\`, other settings default) | reads | failed reads | time from the restart until L2 hits resume p50 / p99 / max | readers whose L2 hits did not resume (within ${seconds(window)}) | L2 hits before the kill | table reads from the kill to the end |`, '|---|---|---|---|---|---|---|');
+    report.push(`| with the cache tier | ${loaded.reduce((n, r) => n + r.ok + r.failed, 0)} | ${loaded.reduce((n, r) => n + r.failed, 0)} | ${seconds(pct(resumed, 0.5))} / ${seconds(pct(resumed, 0.99))} / ${seconds(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} | ${hitsBeforeKill} | ${readsSince(killReadsFrom).length} |`);
+
+    report.push('', `The cache was down ${seconds(downFor)} (SIGKILL, 3 s, then the restart, which took ${seconds(restartTook)} here).`);
+    report.push('', `Load average at the end (1/5/15 min): ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${os.cpus().length} cores.`);
+    console.log(report.join('\n'));
+  }
 }
 
 main().catch((err) => {
