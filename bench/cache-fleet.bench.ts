@@ -1,164 +1,302 @@
 /**
- * Cache-tier fleet benchmark: 100 PromptClients (one per simulated Lambda instance, each with its own SDK client
- * and its own cache connection) sharing one redis-server (cluster mode, one node: the serverless stand-in),
- * with and without the tier, side by side in one run against DynamoDB Local started here. The L2 is kept by the
- * BUNDLED invalidation handler fed from DynamoDB Local's stream by a poller polling every 100 ms.
+ * Cache-tier fleet benchmark, across processes, as deployed: one OS process per simulated Lambda container (the
+ * README's Cached stack's reader: its template environment and the node-redis layer `addReader` attaches, the
+ * client bundled from the package as published), the invalidation function run from its isolated staged asset
+ * (test/support/as-deployed.ts) and fed from DynamoDB Local's stream the way the template's event source mapping
+ * reads it (polled 4 times a second, as Lambda polls a shard), a TLS cluster-mode redis-server with the template's
+ * ACL users. Every reader runs at the DEFAULT client settings. Table reads are counted by a proxy in front of
+ * DynamoDB Local (every reader's AWS_ENDPOINT_URL_DYNAMODB), per key.
  *
- *   npx projen bundle && npx tsx bench/cache-fleet.bench.ts
+ *   npx projen bundle && npx tsx bench/cache-fleet.bench.ts [readers=50] [prompts=20]
  *
- * Prints a markdown report (copied into docs/BENCHMARKS.md). About a minute on 2 cores.
+ * Phases, with the cache tier and beside it the same fleet with the L2 off:
+ * 1. fleet cold start: every reader starts at once, preloads and reads every prompt → table reads per key;
+ * 2. a change at the source (a pointer write) → time until every reader serves it, and the table reads it caused;
+ * 3. the cache SIGKILLed for 3 s under load (readers drop their in-process copies every 500 ms so that reads go to
+ *    the L2) → failed reads, and time from the restart until each reader's L2 hits resume.
+ * Prints a markdown report (docs/BENCHMARKS.md "Cache tier (fleet)"). About two minutes on 2 cores.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { STREAM_FILTER_PATTERN } from '../src/invalidation/filter';
-import { Prompt, PromptClient } from '../src/runtime';
-import { ValkeyL2 } from '../src/runtime/valkey';
-import { Env } from '../src/schema';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { build } from 'esbuild';
+import { CATALOG_ID, CURRENT, Env, l2AccessRules, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../src/schema';
+import { buildReadmeApp, prepareReaderApp } from '../test/deployed/readme-app';
 import { createStreamTable } from '../test/invalidation/cache-fixture';
 import { publish, textContent, writeCatalog } from '../test/runtime/fixtures';
+import { DeployedProcess, startFunction, SynthesizedFunction, synthesize } from '../test/support/as-deployed';
+import { driveMapping } from '../test/support/as-deployed-stream';
+import { installCompiledPackage } from '../test/support/compiled-package';
 import { startDynamoDBLocal } from '../test/support/dynamodb-local';
-import { startLambda } from '../test/support/lambda-runner';
-import { startRedisServer } from '../test/support/redis-server';
-import { StreamPoller } from '../test/support/stream-poller';
+import { RedisServer, startRedisServer } from '../test/support/redis-server';
 import { localDynamoDBClient } from '../test/support/table';
 
-const FLEET = 100;
-const KEYS = ['#catalog/CURRENT', 'greeting/CURRENT'];
-const FETCHES_PER_CLIENT = 1000;
+const READERS = Number(process.argv[2] ?? 50);
+const PROMPTS = Number(process.argv[3] ?? 20);
+/** Lambda polls each shard of a DynamoDB stream four times a second. */
+const STREAM_POLL_MS = 250;
 
-/** Counts table reads per key (GetItem and each key of a BatchGetItem) with timestamps, and sums consumed read units. */
-class TableMeter {
-  readonly reads: { key: string; at: number }[] = [];
-  readUnits = 0;
-  attach(client: DynamoDBClient): DynamoDBClient {
-    client.middlewareStack.add((next, context) => async (args) => {
-      const input = args.input as Record<string, any>;
-      const keys = context.commandName === 'GetItemCommand' ? [input.Key]
-        : context.commandName === 'BatchGetItemCommand' ? Object.values(input.RequestItems).flatMap((r: any) => r.Keys) : [];
-      for (const k of keys) this.reads.push({ key: `${k.prompt_id.S}/${k.version.S}`, at: performance.now() });
-      if (keys.length > 0) input.ReturnConsumedCapacity = 'TOTAL';
-      const out = await next(args);
-      const consumed = (out.output as any).ConsumedCapacity;
-      for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) this.readUnits += c.CapacityUnits ?? 0;
-      return out;
-    }, { step: 'initialize', name: 'tableMeter' });
-    return client;
+/** The reader every simulated container runs: `new PromptClient()` with no options (the defaults), driven by op. */
+const READER = `
+import { PromptClient } from 'cdk-prompt-serving/runtime';
+const prompts = new PromptClient();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const handler = async (event) => {
+  if (event.op === 'start') {
+    const started = Date.now();
+    let failed = 0, preloadFailed = 0;
+    await prompts.preload(event.ids).catch(() => { preloadFailed++; });
+    for (const id of event.ids) await prompts.getPrompt(id).catch(() => { failed++; });
+    return { ms: Date.now() - started, failed, preloadFailed, stats: prompts.stats() };
   }
-  perKey(since = 0): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const r of this.reads) if (r.at >= since) out[r.key] = (out[r.key] ?? 0) + 1;
-    return out;
-  }
-  /** Most reads of one key inside any 1-second window. */
-  peakPerKeyPerSecond(): number {
-    let peak = 0;
-    for (const key of new Set(this.reads.map((r) => r.key))) {
-      const times = this.reads.filter((r) => r.key === key).map((r) => r.at).sort((a, b) => a - b);
-      for (let i = 0, j = 0; j < times.length; j++) {
-        while (times[j] - times[i] > 1000) i++;
-        peak = Math.max(peak, j - i + 1);
-      }
+  if (event.op === 'watch') {
+    const until = Date.now() + event.timeoutMs;
+    while (Date.now() < until) {
+      const p = await prompts.getPrompt(event.id).catch(() => undefined);
+      if (p && p.version >= event.version) return { at: Date.now(), stats: prompts.stats() };
+      await sleep(event.intervalMs);
     }
-    return peak;
+    return { at: null, stats: prompts.stats() };
   }
+  if (event.op === 'load') {
+    const until = Date.now() + event.durationMs;
+    let ok = 0, failed = 0;
+    const hits = [];
+    while (Date.now() < until) {
+      for (const id of event.ids) {
+        try { await prompts.getPrompt(id); ok++; } catch { failed++; }
+      }
+      hits.push([Date.now(), prompts.stats().l2Hits]);
+      await sleep(event.pauseMs);
+    }
+    return { ok, failed, hits, stats: prompts.stats() };
+  }
+  return prompts.stats();
+};
+`;
+
+/** Counts table reads per key (GetItem, and each key of a BatchGetItem) on their way to DynamoDB Local. */
+async function countingProxy(target: string): Promise<{ endpoint: string; reads: { key: string; at: number }[]; close(): Promise<void> }> {
+  const reads: { key: string; at: number }[] = [];
+  const upstream = new URL(target);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const op = String(req.headers['x-amz-target'] ?? '').split('.')[1];
+      if (op === 'GetItem' || op === 'BatchGetItem') {
+        const input = JSON.parse(body.toString());
+        const keys = op === 'GetItem' ? [input.Key] : Object.values(input.RequestItems as Record<string, { Keys: any[] }>).flatMap((r) => r.Keys);
+        for (const k of keys) reads.push({ key: `${k.prompt_id.S}/${k.version.S}`, at: Date.now() });
+      }
+      const options = { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent };
+      const out = http.request(options, (up) => {
+        res.writeHead(up.statusCode ?? 500, up.headers);
+        up.pipe(res);
+      });
+      out.on('error', () => { res.statusCode = 502; res.end(); });
+      out.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    reads,
+    close: async () => {
+      server.closeAllConnections();
+      agent.destroy();
+      await new Promise((resolve) => server.close(() => resolve(undefined)));
+    },
+  };
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+const pct = (xs: number[], p: number): number | undefined => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+const seconds = (ms: number | undefined) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(2)} s`);
+
+async function bundleReader(): Promise<string> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-reader-'));
+  await installCompiledPackage(work);
+  const asset = path.join(work, 'asset');
+  // As NodejsFunction bundles by default: CommonJS, AWS SDK external, not minified.
+  await build({
+    absWorkingDir: work,
+    stdin: { contents: READER, resolveDir: work, sourcefile: 'index.mjs', loader: 'js' },
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    external: ['@aws-sdk/*'],
+    outfile: path.join(asset, 'index.js'),
+    logLevel: 'silent',
+  });
+  return asset;
+}
 
 async function main(): Promise<void> {
   const ddb = await startDynamoDBLocal();
   process.env.DYNAMODB_LOCAL_ENDPOINT = ddb.endpoint;
   const admin = localDynamoDBClient();
   const { table, streamArn } = await createStreamTable(admin);
-  const redis = await startRedisServer({ cluster: true });
-  const fn = await startLambda('assets/invalidation/invalidation.lambda/index.js', {
-    [Env.tableName]: table, [Env.cacheEndpoint]: `127.0.0.1:${redis.port}`, [Env.cacheTls]: 'false', [Env.cacheAuth]: 'none', [Env.cacheCluster]: 'true',
-  });
-  const stream = new StreamPoller({ streamArn, endpoint: ddb.endpoint, filterPattern: STREAM_FILTER_PATTERN, invoke: (e) => fn.invoke(e) });
-  let polling = true;
-  const pollLoop = (async () => {
-    while (polling) {
-      await stream.drain();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
-  await publish(admin, table, 'greeting', 1, textContent('Hello v1 {{name}}'));
-  await writeCatalog(admin, table, ['greeting']);
-  await new Promise((resolve) => setTimeout(resolve, 1000)); // the stream writes both through
-
-  const report: string[] = [];
-  const adapters: ValkeyL2[] = [];
-  const fleet = (meter: TableMeter, withTier: boolean) => Array.from({ length: FLEET }, () => {
-    const l2 = withTier ? new ValkeyL2({ host: '127.0.0.1', port: redis.port, tls: false, cluster: true }) : undefined;
-    if (l2) adapters.push(l2);
-    const dynamoDBClient = meter.attach(localDynamoDBClient({ maxAttempts: 1 }));
-    return new PromptClient({ tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 250 });
-  });
-
-  // 1. Fleet cold start: every instance initialises and serves its first request at once.
-  report.push('| fleet cold start, 100 instances at once | table reads per key | peak reads of one key per second | vs 6,000/s partition limit |', '|---|---|---|---|');
-  const fleets: Record<string, PromptClient[]> = {};
-  for (const withTier of [false, true]) {
-    const meter = new TableMeter();
-    const clients = fleet(meter, withTier);
-    fleets[String(withTier)] = clients;
-    await Promise.all(clients.map(async (c) => { await c.preload(); await c.getPrompt('greeting'); }));
-    const per = meter.perKey();
-    report.push(`| ${withTier ? 'with the cache tier' : 'L1 only (no tier)'} | ${KEYS.map((k) => `${k.split('/')[0]}: ${per[k] ?? 0}`).join(', ')} | ${meter.peakPerKeyPerSecond()} | ${(meter.peakPerKeyPerSecond() / 6000 * 100).toFixed(1)} % |`);
-  }
-
-  // 2. A change at the source: time until every reader of the tiered fleet serves it, and table reads caused.
-  const tiered = fleets.true;
-  const meter2 = new TableMeter();
-  const watchers = fleet(meter2, true);
-  await Promise.all(watchers.map(async (c) => { await c.preload(); await c.getPrompt('greeting'); }));
-  const since = performance.now();
-  await publish(admin, table, 'greeting', 2, textContent('Hello v2 {{name}}'));
-  const written = performance.now();
-  const seen = await Promise.all(watchers.map(async (c) => {
-    for (;;) {
-      const p: Prompt = await c.getPrompt('greeting');
-      if (p.version === 2) return performance.now() - written;
-      if (performance.now() - written > 30_000) return Number.POSITIVE_INFINITY;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }));
-  const caused = Object.values(meter2.perKey(since)).reduce((a, b) => a + b, 0);
-  report.push('', '| a change at the source, 100 readers (epoch poll 250 ms, stream polled every 100 ms) | p50 | p99 | max | table reads caused |', '|---|---|---|---|---|');
-  report.push(`| time from the table write until each reader serves it | ${(pct(seen, 0.5) / 1000).toFixed(2)} s | ${(pct(seen, 0.99) / 1000).toFixed(2)} s | ${(Math.max(...seen) / 1000).toFixed(2)} s | ${caused} |`);
-  report.push('| L1 only: bound | — | — | maxAgeSeconds + staleWhileRevalidateSeconds (120 s by default) | 1 per key per instance |');
-
-  // 3. Consumed read units per fetch (ReturnConsumedCapacity), extrapolated to 1M fetches.
-  report.push('', `| consumed read units, ${FLEET} instances × ${FETCHES_PER_CLIENT} fetches (${FLEET * FETCHES_PER_CLIENT} fetches, one maxAgeSeconds window) | RCU measured | RCU per 1M fetches (×${1_000_000 / (FLEET * FETCHES_PER_CLIENT)}) |`, '|---|---|---|');
-  const rcu = async (label: string, run: (meter: TableMeter) => Promise<void>) => {
-    const meter = new TableMeter();
-    await run(meter);
-    report.push(`| ${label} | ${meter.readUnits} | ${meter.readUnits * 1_000_000 / (FLEET * FETCHES_PER_CLIENT)} |`);
+  const work = await prepareReaderApp();
+  const synth = synthesize((app) => { buildReadmeApp(app, work); });
+  const invalidationFn = synth.fn('PromptsInvalidationFunction', 'Cached');
+  const cachedReader = synth.fn('ReaderCjs', 'Cached');
+  const plainReader = synth.fn('ReaderCjs', 'Directory');
+  const users = [
+    { name: cachedReader.environment[Env.cacheUser] as string, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_READER_COMMANDS)}` },
+    { name: invalidationFn.environment[Env.cacheUser] as string, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_WRITER_COMMANDS)}` },
+  ];
+  let cache: RedisServer = await startRedisServer({ tls: true, cluster: true, users });
+  const proxy = await countingProxy(ddb.endpoint);
+  const readerAsset = await bundleReader();
+  const refs = (logicalId: string, attribute?: string) => {
+    if (logicalId.startsWith('PromptsTable')) return table;
+    if (attribute === 'Endpoint.Address') return 'localhost';
+    if (attribute === 'Endpoint.Port') return String(cache.port);
+    if (logicalId.startsWith('PromptsCache')) return 'prompts-cache';
+    return undefined;
   };
-  await rcu('uncached (one GetItem per fetch)', async (meter) => {
-    const client = meter.attach(localDynamoDBClient({ maxAttempts: 1 }));
-    const { GetItemCommand } = await import('@aws-sdk/client-dynamodb');
-    for (let i = 0; i < FLEET * FETCHES_PER_CLIENT / 100; i++) {
-      await Promise.all(Array.from({ length: 100 }, () => client.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: 'greeting' }, version: { S: 'CURRENT' } } }))));
-    }
-  });
-  for (const withTier of [false, true]) {
-    await rcu(withTier ? 'with the cache tier (fresh instances)' : 'L1 only (fresh instances)', async (meter) => {
-      const clients = fleet(meter, withTier);
-      await Promise.all(clients.map(async (c) => { for (let i = 0; i < FETCHES_PER_CLIENT; i++) await c.getPrompt('greeting'); }));
-    });
+  const extraEnv = () => ({ AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint, NODE_EXTRA_CA_CERTS: path.join(cache.certDir!, 'ca.crt') });
+  const started: DeployedProcess[] = [];
+  let polling = false;
+  let pollLoop: Promise<void> = Promise.resolve();
+  const closers: (() => unknown)[] = [];
+  try {
+    await measure();
+  } finally {
+    // Whatever happened, no process of this run outlives it.
+    polling = false;
+    await pollLoop;
+    for (const close of closers) await close();
+    for (const p of started) await p.stop().catch(() => undefined);
+    await cache.stop().catch(() => undefined);
+    await proxy.close().catch(() => undefined);
+    admin.destroy();
+    await ddb.stop();
+    synth.cleanup();
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(path.dirname(readerAsset), { recursive: true, force: true });
   }
-  console.log(report.join('\n'));
-  void tiered;
 
-  polling = false;
-  await pollLoop;
-  for (const clients of Object.values(fleets)) await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(adapters.map((a) => a.close()));
-  stream.close();
-  await fn.stop();
-  await redis.stop();
-  await ddb.stop();
-  process.exit(0);
+  async function measure(): Promise<void> {
+    const start = async (fn: SynthesizedFunction, env: Record<string, string> = {}) => {
+      const p = await startFunction(fn, { refs, extraEnv: { ...extraEnv(), ...env } });
+      started.push(p);
+      return p;
+    };
+
+    const invalidation = await start(invalidationFn);
+    const stream = driveMapping(synth.eventSourceMappings[invalidationFn.logicalId], streamArn, ddb.endpoint, (e) => invalidation.call(e));
+    closers.push(() => stream.poller.close());
+    polling = true;
+    pollLoop = (async () => {
+      while (polling) {
+        await stream.poller.drain().catch(() => 0);
+        await new Promise((resolve) => setTimeout(resolve, STREAM_POLL_MS));
+      }
+    })();
+
+    const ids = Array.from({ length: PROMPTS }, (_, i) => `prompt-${String(i).padStart(2, '0')}`);
+    for (const id of ids) await publish(admin, table, id, 1, textContent(`Prompt ${id} v1 {{x}}`));
+    await writeCatalog(admin, table, ids);
+    await new Promise((resolve) => setTimeout(resolve, 3 * STREAM_POLL_MS)); // written through before the fleet starts
+    // DynamoDB Local's JVM warmed up (JIT), so the first fleet does not pay for it alone.
+    for (let i = 0; i < 300; i++) {
+      await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: ids[i % PROMPTS] }, version: { S: CURRENT } } }));
+    }
+
+    const report: string[] = [];
+    const readsSince = (t: number) => proxy.reads.filter((r) => r.at >= t);
+    const perKey = (reads: { key: string }[]) => {
+      const counts = new Map<string, number>();
+      for (const r of reads) counts.set(r.key, (counts.get(r.key) ?? 0) + 1);
+      return counts;
+    };
+
+    // 1. Fleet cold start, with the tier and with the L2 off.
+    report.push(`| fleet cold start: ${READERS} reader processes × ${PROMPTS} prompts, all at once | table reads per key (max) | table reads, all keys | failed reads | readers whose first cache connection failed | time to ready p50 / p99 |`, '|---|---|---|---|---|---|');
+    const fleets: Record<string, DeployedProcess[]> = {};
+    const runs: [string, SynthesizedFunction, Record<string, string>][] = [
+      ['L2 off', { ...plainReader, assetDir: readerAsset, layerDirs: [] }, {}],
+      ['with the cache tier (defaults)', { ...cachedReader, assetDir: readerAsset }, {}],
+      ['with the cache tier, `PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS=5000`', { ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS: '5000' }],
+    ];
+    for (const [label, fn, env] of runs) {
+      const t0 = Date.now();
+      const fleet = await Promise.all(Array.from({ length: READERS }, () => start(fn, env)));
+      fleets[label] = fleet;
+      const results = await Promise.all(fleet.map((p) => p.call<{ ms: number; failed: number; preloadFailed: number; stats: any }>({ op: 'start', ids })));
+      const counts = perKey(readsSince(t0));
+      const failed = results.reduce((n, r) => n + r.failed, 0);
+      const preloadFailed = results.reduce((n, r) => n + r.preloadFailed, 0);
+      const ms = results.map((r) => r.ms);
+      const unavailable = results.reduce((n, r) => n + (r.stats.l2Unavailable ?? 0), 0);
+      report.push(`| ${label} | ${Math.max(0, ...counts.values())} (${CATALOG_ID}: ${counts.get(`${CATALOG_ID}/${CURRENT}`) ?? 0}) | ${readsSince(t0).length} | ${failed} (preloads that threw: ${preloadFailed}) | ${fn.layerDirs.length === 0 ? '—' : unavailable} | ${seconds(pct(ms, 0.5))} / ${seconds(pct(ms, 0.99))} |`);
+      if (label !== runs[1][0]) {
+        for (const p of fleet) await p.stop(); // idle from here on: out of the way of the measured fleet
+      }
+    }
+
+    // 2. A change at the source: every cached reader watches one prompt; the pointer is rewritten at t0.
+    const tiered = fleets[runs[1][0]];
+    const changed = ids[0];
+    const watch = tiered.map((p) => p.call<{ at: number | null }>({ op: 'watch', id: changed, version: 2, intervalMs: 10, timeoutMs: 20_000 }));
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // every reader is watching
+    const current = (await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: changed }, version: { S: CURRENT } } }))).Item!;
+    const t0 = Date.now();
+    await admin.send(new PutItemCommand({
+      TableName: table,
+      Item: { ...current, version_number: { N: '2' }, text: { S: 'Prompt v2 {{x}}' }, revision: { N: String(Number(current.revision?.N ?? 1) + 1) } },
+    }));
+    const served = (await Promise.all(watch)).map((r) => (r.at === null ? Infinity : r.at - t0));
+    const causedReads = readsSince(t0).length;
+    report.push('', `| a change at the source, ${READERS} reader processes, default settings (epoch poll 500 ms), stream polled every ${STREAM_POLL_MS} ms | p50 | p99 | max | readers that never served it (20 s) | table reads caused |`, '|---|---|---|---|---|---|');
+    const finite = served.filter(Number.isFinite);
+    report.push(`| with the cache tier: time from the table write until each reader serves it | ${seconds(pct(finite, 0.5))} | ${seconds(pct(finite, 0.99))} | ${seconds(Math.max(...finite))} | ${served.length - finite.length} | ${causedReads} |`);
+    report.push('| L2 off: bound (not waited for) | — | — | maxAgeSeconds + staleWhileRevalidateSeconds = 120 s | — | 1 per reader |');
+
+    // 3. The cache SIGKILLed for 3 s under load: a fleet whose copies expire every second (maxAgeSeconds=1), so that
+    // reads keep going to the cache (stale-while-revalidate refreshes in the background, from the L2 or the table).
+    for (const p of tiered) await p.stop();
+    const churn = await Promise.all(Array.from({ length: READERS }, () => start({ ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_MAX_AGE_SECONDS: '1' })));
+    await Promise.all(churn.map((p) => p.call({ op: 'start', ids })));
+    const loadMs = 45_000;
+    const loadStart = Date.now();
+    const load = churn.map((p) => p.call<{ ok: number; failed: number; hits: [number, number][] }>({ op: 'load', ids, durationMs: loadMs, pauseMs: 100 }));
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const killReadsFrom = Date.now();
+    cache.process.kill('SIGKILL');
+    await cache.stop();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const restartFrom = Date.now();
+    cache = await startRedisServer({ tls: true, cluster: true, users, certsFrom: cache });
+    const restartedAt = Date.now();
+    const downFor = restartedAt - killReadsFrom;
+    const restartTook = restartedAt - restartFrom;
+    const loaded = await Promise.all(load);
+    const resume = loaded.map((r) => {
+      const before = r.hits.filter(([t]) => t < restartedAt).at(-1)?.[1] ?? 0;
+      const first = r.hits.find(([t, h]) => t >= restartedAt && h > before);
+      return first === undefined ? Infinity : first[0] - restartedAt;
+    });
+    const resumed = resume.filter(Number.isFinite);
+    const hitsBeforeKill = loaded.reduce((n, r) => n + (r.hits.filter(([t]) => t < killReadsFrom).at(-1)?.[1] ?? 0), 0);
+    const window = loadStart + loadMs - restartedAt;
+    report.push('', `| the cache SIGKILLed for 3 s under load (${READERS} readers reading ${PROMPTS} prompts every 100 ms, \`maxAgeSeconds=1\`, other settings default) | reads | failed reads | time from the restart until L2 hits resume p50 / p99 / max | readers whose L2 hits did not resume (within ${seconds(window)}) | L2 hits before the kill | table reads from the kill to the end |`, '|---|---|---|---|---|---|---|');
+    report.push(`| with the cache tier | ${loaded.reduce((n, r) => n + r.ok + r.failed, 0)} | ${loaded.reduce((n, r) => n + r.failed, 0)} | ${seconds(pct(resumed, 0.5))} / ${seconds(pct(resumed, 0.99))} / ${seconds(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} | ${hitsBeforeKill} | ${readsSince(killReadsFrom).length} |`);
+
+    report.push('', `The cache was down ${seconds(downFor)} (SIGKILL, 3 s, then the restart, which took ${seconds(restartTook)} here).`);
+    report.push('', `Load average at the end (1/5/15 min): ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${os.cpus().length} cores.`);
+    console.log(report.join('\n'));
+  }
 }
 
-void main();
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -23,6 +23,11 @@ export const REQUIRED_PACKAGE_FILES = [
   'lib/admin/index.mjs',
   'lib/cli/index.js',
   'assets/sync/sync.lambda/index.js',
+  // The invalidation handler (node-redis bundled in) and the readers' cache client layers (docs/adr/0003-reader-layer.md).
+  'assets/invalidation/invalidation.lambda/index.js',
+  'assets/layer/nodejs/nodejs/node_modules/redis/index.js',
+  'assets/layer/python/python/redis/__init__.py',
+  'assets/layer/python/python/cdk_prompt_serving_runtime/__init__.py',
 ];
 
 function newestSourceTime(dir: string): number {

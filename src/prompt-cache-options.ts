@@ -134,6 +134,16 @@ export interface PromptCacheOptions {
    * @default - on, with those settings, for serverless caches (when the table's `createAlarms` is not false)
    */
   readonly throttledCmdsAlarm?: PromptServingAlarmOptions;
+
+  /**
+   * Alarm on readers running without the cache: the readers' `ReaderCacheUnavailable` metric (namespace
+   * `CdkPromptServing`, dimension `TableName`; each Node or Python reader emits it once, with an ERROR log line
+   * naming the fix, when its cache client cannot be loaded or the cache cannot be reached) Sum ≥ 1 in one
+   * 5-minute period (missing data is not breaching). Such readers serve from the table.
+   *
+   * @default - on, with those settings (when the table's `createAlarms` is not false)
+   */
+  readonly readerCacheUnavailableAlarm?: PromptServingAlarmOptions;
 }
 
 /** Options for `PromptCache.serverless()`. */

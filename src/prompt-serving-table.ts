@@ -217,6 +217,7 @@ export class PromptServingTable extends PromptServingTableBase {
         options: this.cacheTier.binding.options,
         createAlarms: props.createAlarms ?? true,
         alarmActions: props.alarmActions ?? [],
+        tableName: this.table.tableName,
       }));
     }
     if (props.createDashboard ?? props.dashboardName !== undefined) {

@@ -28,7 +28,7 @@ from .schema.l2 import (
     l2_epoch_key,
     l2_item_key,
 )
-from .stats import Counters
+from .stats import Counters, report_l2_unavailable
 from .store import TableReader
 
 logger = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class PromptClient:
         adapter built from ``PROMPT_SERVING_CACHE_*`` when ``PROMPT_SERVING_CACHE_ENDPOINT`` is set, else none.
         Pass ``False`` to turn the L2 off whatever the environment says.
     :param l2_timeout_ms: upper bound on one L2 call of the adapter built from the environment. Default 100.
-    :param epoch_poll_interval_ms: how often the L2 freshness epoch is read (one GET per process). Default 1000.
+    :param epoch_poll_interval_ms: how often the L2 freshness epoch is read (one GET per process). Default 500.
     :param clock: the wall clock in epoch seconds (``time.time``); tests pass a fake one.
     :param environ: the environment to read (``os.environ``); tests pass a dict.
     :raises PromptServingError: if no table name is given or set, or an option is out of range
@@ -221,14 +221,30 @@ class PromptClient:
             return l2  # type: ignore[no-any-return]
         if not env.get(Env.cache_endpoint):
             return None
+        table = self._options.table_name
         try:
             from .valkey import ValkeyL2
 
-            return ValkeyL2.from_environment(env, timeout_ms=self._options.l2_timeout * 1000)
+            adapter = ValkeyL2.from_environment(env, timeout_ms=self._options.l2_timeout * 1000)
+        except ImportError as err:  # redis-py not shipped with the function
+            report_l2_unavailable(self._counters, f"{Env.cache_endpoint} is set but redis-py (`redis`) cannot be imported: "
+                                  "give the function the construct's reader layer (`addReader` attaches it to Python "
+                                  "functions: make sure the function was not created with its own `layers` that replace "
+                                  f"it) or ship redis-py with the function; reads go to the table ({err})", table)
+            return None
         except Exception as err:  # noqa: BLE001 - an L2 failure never fails a read, nor the client's creation
             self._counters.l2_errors += 1
             logger.warning("L2 cache disabled: %s", err)
             return None
+        try:  # one read at start-up, so an unreachable cache is said once now rather than counted per read
+            adapter.get(l2_epoch_key(table))
+        except Exception as err:  # noqa: BLE001
+            report_l2_unavailable(self._counters, f"{Env.cache_endpoint} is set but the cache at "
+                                  f"{env.get(Env.cache_endpoint)} could not be reached: check the function's VPC subnets "
+                                  "and security group (`addReader` opens the cache's ports to it), its "
+                                  "`elasticache:Connect` permission and the cache's state; reads go to the table, and "
+                                  f"the connection is retried ({err})", table)
+        return adapter
 
     # ------------------------------------------------------------------------------------------------------
     # public API

@@ -21,7 +21,7 @@ DEFAULTS: Dict[str, float] = {
     "request_timeout_ms": 2000,
     "max_attempts": 3,
     "l2_timeout_ms": 100,
-    "epoch_poll_interval_ms": 1000,
+    "epoch_poll_interval_ms": 500,  # a change reaches every process within 1 s (p99): docs/BENCHMARKS.md
 }
 """Default of every numeric option (same values as the Node client's ``Defaults``)."""
 

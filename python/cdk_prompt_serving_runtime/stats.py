@@ -1,6 +1,14 @@
 """What :meth:`PromptClient.stats` reports (``src/runtime/stats.ts``)."""
+import json
+import sys
+import time
 from dataclasses import dataclass, fields
 from typing import Dict
+
+#: The readers' metric when they run without the L2 (``src/schema/metrics.ts``: same namespace, name, dimension).
+READER_METRICS_NAMESPACE = "CdkPromptServing"
+READER_CACHE_UNAVAILABLE = "ReaderCacheUnavailable"
+READER_METRICS_DIMENSION = "TableName"
 
 
 @dataclass
@@ -20,6 +28,7 @@ class Counters:
     l2_hits: int = 0
     l2_misses: int = 0
     l2_errors: int = 0
+    l2_unavailable: int = 0
     l2_refreshes: int = 0
     epoch_polls: int = 0
 
@@ -40,8 +49,34 @@ STATS_DOC = {
     "l2_hits": "loads answered by the L2",
     "l2_misses": "loads the L2 had no usable value for",
     "l2_errors": "L2 calls that raised or timed out (the read went on to the table)",
+    "l2_unavailable": "1 when the L2 is configured but redis-py cannot be imported or the cache cannot be reached at "
+    "start-up (logged once as an ERROR naming the fix, with the ReaderCacheUnavailable metric; reads go to the table)",
     "l2_refreshes": "memory copies replaced by a newer L2 revision after the epoch moved",
     "epoch_polls": "reads of the L2 freshness epoch",
     "evictions": "prompts dropped by the size bound",
     "entries": "prompts held in memory now (fresh or expired)",
 }
+
+
+def report_l2_unavailable(counters: Counters, reason: str, table_name: str) -> None:
+    """Counts a reader running without its L2 and says so once: one JSON line on stdout, level ERROR, naming the
+    fix, which is also the Embedded Metric Format record of ``ReaderCacheUnavailable`` (the cache tier alarms on it).
+    Written to stdout directly: CloudWatch reads a log line as EMF only when it is pure JSON."""
+    counters.l2_unavailable += 1
+    line = {
+        "level": "ERROR",
+        "logger": "cdk_prompt_serving_runtime",
+        "message": reason,
+        "_aws": {
+            "Timestamp": int(time.time() * 1000),
+            "CloudWatchMetrics": [{
+                "Namespace": READER_METRICS_NAMESPACE,
+                "Dimensions": [[READER_METRICS_DIMENSION]],
+                "Metrics": [{"Name": READER_CACHE_UNAVAILABLE, "Unit": "Count"}],
+            }],
+        },
+        READER_METRICS_DIMENSION: table_name,
+        READER_CACHE_UNAVAILABLE: 1,
+    }
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()

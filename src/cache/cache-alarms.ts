@@ -12,6 +12,7 @@ import {
 import type { PromptServingAlarmOptions } from '../alarms';
 import { validateAlarmOptions } from '../private/serving-alarms';
 import type { PromptCacheOptions } from '../prompt-cache-options';
+import { READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderMetric } from '../schema/metrics';
 
 const DEFAULT_PERIOD = Duration.minutes(5);
 /** A change should reach the cache within seconds; a minute behind means readers fall back to their TTL. */
@@ -20,7 +21,8 @@ export const DEFAULT_ITERATOR_AGE_THRESHOLD_MS = 60_000;
 const { GREATER_THAN_OR_EQUAL_TO_THRESHOLD } = cloudwatch.ComparisonOperator;
 const { NOT_BREACHING, IGNORE } = cloudwatch.TreatMissingData;
 
-type CacheAlarmProp = 'invalidationFunctionErrorsAlarm' | 'invalidationIteratorAgeAlarm' | 'invalidationDeadLetterQueueAlarm' | 'throttledCmdsAlarm';
+type CacheAlarmProp = 'invalidationFunctionErrorsAlarm' | 'invalidationIteratorAgeAlarm' | 'invalidationDeadLetterQueueAlarm' | 'throttledCmdsAlarm'
+  | 'readerCacheUnavailableAlarm';
 
 interface CacheAlarmDefault {
   readonly prop: CacheAlarmProp;
@@ -38,6 +40,23 @@ export interface CacheAlarmSettings {
   readonly options: PromptCacheOptions;
   readonly createAlarms: boolean;
   readonly alarmActions: cloudwatch.IAlarmAction[];
+  /** The serving table's name: the dimension of the readers' `ReaderCacheUnavailable` metric. */
+  readonly tableName: string;
+}
+
+/**
+ * Readers that run without the cache (`ReaderCacheUnavailable`, emitted by the Node and Python clients in Embedded
+ * Metric Format, src/schema/metrics.ts): Sum over 5 minutes.
+ */
+export function readerCacheUnavailable(tableName: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: READER_METRICS_NAMESPACE,
+    metricName: ReaderMetric.cacheUnavailable,
+    dimensionsMap: { [READER_METRICS_DIMENSION]: tableName },
+    statistic: cloudwatch.Stats.SUM,
+    period: DEFAULT_PERIOD,
+    ...props,
+  });
 }
 
 /** The alarms documented on `PromptCacheOptions`, built from the cache tier's metric functions. */
@@ -75,6 +94,16 @@ export function createCacheAlarms(scope: Construct, settings: CacheAlarmSettings
       description: `Stream batches of ${where} failed every retry and were parked in the invalidation dead-letter queue: `
         + 'the cache may hold an older pointer until its value expires or the prompt changes again. '
         + 'The messages name the shard and sequence numbers (replayable for 24 hours); fix the cause, then purge the queue.',
+    },
+    {
+      prop: 'readerCacheUnavailableAlarm',
+      id: 'ReaderCacheUnavailableAlarm',
+      metric: (period) => readerCacheUnavailable(settings.tableName, { period }),
+      threshold: 1,
+      treatMissingData: NOT_BREACHING,
+      description: `Readers of ${where} run without the cache (ReaderCacheUnavailable): their cache client could not be `
+        + 'loaded or the cache could not be reached. They serve from the table, so a fleet cold start reads every key '
+        + 'from the table. Each such reader logged one ERROR line naming the fix; search the readers\' logs for it.',
     },
     ...(hasThrottledCmds(parts.cache) ? [{
       prop: 'throttledCmdsAlarm' as const,

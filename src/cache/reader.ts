@@ -1,5 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { attachCacheClientLayer } from './reader-layer';
 import { invalidProp } from '../private/errors';
 import { CACHE_CONNECT_ACTIONS } from '../private/perms';
 import type { IPromptServingCache } from '../prompt-cache-options';
@@ -25,7 +26,7 @@ export function cacheEnvironment(cache: IPromptServingCache, userId: string, tab
 /**
  * Makes `fn` a reader of `cache` for the table named `tableName`: checks that `fn` is in the cache's VPC, opens
  * the cache's ports from `fn`'s security groups, grants `elasticache:Connect` on the cache and the reader user,
- * and sets the environment contract. The table grant (`grantRead`) is the caller's.
+ * sets the environment contract, and attaches the stack's cache client layer for `fn`'s runtime family. The table grant (`grantRead`) is the caller's.
  *
  * Plain arguments, so that a table made here and one imported by attributes share it.
  */
@@ -37,6 +38,8 @@ export function addCacheReader(fn: lambda.Function, cache: IPromptServingCache, 
   for (const [name, value] of Object.entries(cacheEnvironment(cache, cache.readerUserId, tableName))) {
     fn.addEnvironment(name, value);
   }
+  // The cache client, whatever way the function's code was packaged (docs/adr/0003-reader-layer.md).
+  attachCacheClientLayer(fn);
   return grantCacheConnect(fn, cache, cache.readerUserArn);
 }
 

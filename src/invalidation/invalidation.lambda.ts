@@ -2,12 +2,18 @@
  * Invalidation function: DynamoDB stream records of `CURRENT` rows (filtered at the source by the event source
  * mapping) → write-through to the L2 cache by the ordering rule (src/schema/l2.ts) → one bump of the table's
  * freshness epoch per batch. Reports partial batch failures. The logic is in ./write-through.ts; this file
- * holds the connection (module scope: opened at init, one IAM token per connection, reused across invocations).
+ * holds the connection (module scope: opened at init, one IAM token per connection, reused across invocations)
+ * and node-redis, bundled into the asset.
  */
+import * as redis from 'redis';
 import { BatchResult, Log, StreamRecord, writeThrough } from './write-through';
 import { cacheConfigFromEnv } from '../runtime/l2-env';
-import { ValkeyL2 } from '../runtime/valkey';
+import { useRedisModule, ValkeyL2 } from '../runtime/valkey';
 import { Env } from '../schema/env';
+
+// Imported statically so that esbuild bundles node-redis into this function's asset: deployed, the function has
+// nothing beside its index.js but the AWS SDK the Node.js runtime provides.
+useRedisModule(redis);
 
 /** The value of a variable the construct sets, or an error naming it. */
 export function requireEnv(name: string): string {

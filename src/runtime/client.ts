@@ -246,7 +246,9 @@ export class PromptClient {
     });
     if (config === undefined) return undefined;
     try {
-      const l2 = createValkeyL2({ ...config, onError: () => { this.counters.l2Errors++; } });
+      const l2 = createValkeyL2({ ...config, connectTimeoutMs: this.options.l2ConnectTimeoutMs, onError: () => { this.counters.l2Errors++; } },
+        this.options.tableName,
+        () => { this.counters.l2Unavailable++; });
       this.ownsL2 = true;
       return l2;
     } catch (err) {

@@ -24,6 +24,12 @@ export interface PromptClientStats {
   readonly l2Misses: number;
   /** L2 calls that threw, rejected or timed out (the read went on to the table). */
   readonly l2Errors: number;
+  /**
+   * 1 when the L2 is configured (`PROMPT_SERVING_CACHE_ENDPOINT`) but its first connection could not be made:
+   * node-redis could not be loaded or the cache could not be reached. Logged once as an ERROR naming the fix,
+   * with the `ReaderCacheUnavailable` metric; reads go to the table.
+   */
+  readonly l2Unavailable: number;
   /** Reads answered with the caller's `fallback` because nothing could be read. */
   readonly fallbackServes: number;
   /** Times the freshness epoch was seen to move (each triggers one re-validation against the L2). */
@@ -53,6 +59,7 @@ export function newCounters(): Counters {
     l2Hits: 0,
     l2Misses: 0,
     l2Errors: 0,
+    l2Unavailable: 0,
     fallbackServes: 0,
     epochMoves: 0,
     revalidations: 0,

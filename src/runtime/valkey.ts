@@ -3,9 +3,10 @@
  * mode (`createCluster`, a serverless cache) or standalone, TLS, IAM auth token per connection.
  *
  * Loaded only when the L2 is configured (`PROMPT_SERVING_CACHE_ENDPOINT`). node-redis (`redis`, an optional
- * dependency) is loaded at run time by {@link loadRedis}, by a module name bundlers do not follow: a reader bundle
- * without the cache never carries it (~400 KB), and one with the cache ships it as a module beside the bundle
- * (`NodejsFunction` `bundling.nodeModules: ['redis']`, README "Cache tier"). Connection policy:
+ * dependency) is loaded at run time by {@link loadRedis}, by a module name bundlers do not follow, so a reader bundle
+ * never carries it (~400 KB): a cache reader gets it from the construct's reader layer, which `addReader` attaches
+ * (`/opt/nodejs/node_modules/redis`, on `NODE_PATH`), or from a `node_modules` beside its bundle. The invalidation
+ * function imports it statically and hands it over ({@link useRedisModule}). Connection policy:
  * - connects when created (at client initialisation), not inside a read: reads wait for that first connection
  *   at most `connectTimeoutMs`, never longer, and never for a reconnection;
  * - bounded reconnects (node-redis's default retries a wrong password forever): after `maxReconnects` the
@@ -15,6 +16,7 @@
  *   IAM-authenticated connections at 12 hours.
  */
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type * as Redis from 'redis';
 import { AwsCredentials, iamAuthToken } from './iam-token';
 import { L2_PUT_IF_NEWER_SCRIPT } from '../schema/l2';
@@ -57,44 +59,56 @@ export interface ValkeyConfig {
 
 /**
  * The module name of node-redis, held in a variable so that bundlers (esbuild, `NodejsFunction`) leave the
- * import to run time instead of copying node-redis into every reader's bundle.
+ * load to run time instead of copying node-redis into every reader's bundle.
  */
 const REDIS_MODULE: string = 'redis';
 let redisModule: Promise<typeof Redis> | undefined;
 let loadedRedis: typeof Redis | undefined;
-let warnedMissingRedis = false;
+let loadError: L2UnavailableError | undefined;
 
-/** node-redis, imported on the first connection; a clear error naming the fix when the function lacks it. */
+/** The fix for a function that cannot load node-redis, said in the one ERROR line and in the error. */
+const REDIS_LOAD_FIX = 'attach the reader layer (addReader does, unless the function\'s own `layers` replace it) or ship `redis` '
+  + "beside the bundle (nodeModules: ['redis'])";
+
+/**
+ * Hands the adapter node-redis itself, imported statically by the caller so that its bundler ships it (the
+ * invalidation function does: its asset carries node-redis).
+ */
+export function useRedisModule(mod: typeof Redis): void {
+  loadedRedis = mod;
+  redisModule = Promise.resolve(mod);
+  loadError = undefined;
+}
+
+/** Why node-redis could not be loaded, if the last attempt failed. */
+export function redisLoadError(): L2UnavailableError | undefined {
+  return loadError;
+}
+
+/** node-redis, loaded on the first connection; a clear error naming the fix when the function lacks it. */
 export function loadRedis(moduleName: string = REDIS_MODULE): Promise<typeof Redis> {
-  redisModule ??= (importAtRunTime(moduleName) as Promise<typeof Redis>).then((mod) => {
-    loadedRedis = mod;
-    return mod;
+  redisModule ??= requireAtRunTime(moduleName).then((mod) => {
+    loadedRedis = mod as typeof Redis;
+    loadError = undefined;
+    return loadedRedis;
   }, (err: unknown) => {
     redisModule = undefined;
-    const error = new L2UnavailableError('PROMPT_SERVING_CACHE_ENDPOINT is set but node-redis (`redis`) cannot be loaded: ship it '
-      + "with the function (NodejsFunction: `bundling: { nodeModules: ['redis'] }`; otherwise `redis` in the function's "
-      + `node_modules); reads go to the table (${(err as Error)?.message ?? err})`);
-    if (!warnedMissingRedis) {
-      // A deployment mistake, not a transient failure: say it once in the function's log, not per read.
-      warnedMissingRedis = true;
-      console.warn(JSON.stringify({ level: 'WARN', logger: 'cdk-prompt-serving', message: error.message }));
-    }
-    throw error;
+    loadError = new L2UnavailableError(`node-redis (redis) cannot be loaded: ${REDIS_LOAD_FIX}; reads go to the table (${(err as Error)?.message?.split('\n')[0]})`);
+    throw loadError;
   });
   return redisModule;
 }
 
 /**
- * Loads `name` at run time: `require` in CommonJS (lib/, the tests), `import()` in the ES module build, where
- * esbuild's `require` stand-in throws "Dynamic require … is not supported" (and plain ESM has no `require`).
+ * Loads `name` with a CommonJS `require` made by `createRequire`, in the CommonJS and the ES module builds alike:
+ * unlike an ES `import`, it honours `NODE_PATH`, where Lambda puts layers (`/opt/nodejs/node_modules`), and it
+ * also finds a `node_modules` beside the bundle (the function's task root).
  */
-function importAtRunTime(name: string): Promise<unknown> {
+function requireAtRunTime(name: string): Promise<unknown> {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return Promise.resolve(require(name));
+    const base = typeof __filename === 'string' && __filename ? __filename : `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`;
+    return Promise.resolve(createRequire(base)(name));
   } catch (err) {
-    const message = String((err as Error)?.message);
-    if (err instanceof ReferenceError || message.includes('Dynamic require of')) return import(name);
     return Promise.reject(err);
   }
 }

@@ -16,3 +16,20 @@ export const SyncMetric = {
   duration: 'SyncDuration',
   fullSyncSucceeded: 'FullSyncSucceeded',
 } as const;
+
+/**
+ * The metric a cache-enabled reader (Node and Python clients) emits, in Embedded Metric Format on one ERROR log line,
+ * when it runs without the L2: its client library cannot be loaded, or the cache cannot be reached at start-up.
+ * Namespace {@link READER_METRICS_NAMESPACE}, dimension `TableName`, unit Count; the cache tier's
+ * `readerCacheUnavailableAlarm` watches it. Readers may live in other apps than the table, which cannot know a
+ * custom `metricsNamespace`, so the namespace is fixed.
+ */
+export const ReaderMetric = {
+  cacheUnavailable: 'ReaderCacheUnavailable',
+} as const;
+
+/** Namespace of the readers' metrics (fixed; see {@link ReaderMetric}). */
+export const READER_METRICS_NAMESPACE = DEFAULT_METRICS_NAMESPACE;
+
+/** Dimension of the readers' metrics: the serving table's name. */
+export const READER_METRICS_DIMENSION = 'TableName';

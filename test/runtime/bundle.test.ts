@@ -6,12 +6,13 @@
  * package's real `exports` map: the handler `import`s the client, so esbuild takes the ES module entry (condition
  * `import`) even for this CommonJS output, as `NodejsFunction` does.
  *
- * Budget: 36 KB (33.0 KB measured). It was 25 KB before the cache tier and the hostile-input checks: the built-in
+ * Budget: 36 KB (32.4 KB measured, 33.0 KB before the reader layer). It was 25 KB before the cache tier and the hostile-input checks: the built-in
  * Valkey adapter, the IAM token signer and the cache environment parsing (~6.5 KB minified, listed by
  * BUNDLE_BREAKDOWN=1) ship in every reader so that `new PromptClient()` can turn the L2 on by itself from the
  * environment, and the byte-exact id and catalog integrity checks add ~1.7 KB. The checks below that nothing
  * foreign is bundled are exact; the size budget only catches growth nobody decided on. node-redis itself (~400 KB) is
- * never bundled: the adapter loads it at run time by a module name bundlers do not follow (src/runtime/valkey.ts).
+ * never bundled: the adapter loads it at run time by a module name bundlers do not follow (src/runtime/valkey.ts),
+ * from the layer `addReader` attaches to cache readers (docs/adr/0003-reader-layer.md).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

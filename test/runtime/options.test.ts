@@ -34,7 +34,7 @@ test('defaults apply, in milliseconds', () => {
     maxAttempts: 3,
     l2TimeoutMs: 100,
     l2ConnectTimeoutMs: 1000,
-    epochPollIntervalMs: 1000,
+    epochPollIntervalMs: 500,
   });
 });
 
