@@ -34,13 +34,20 @@ const l2 = new ValkeyL2({
     }),
     region: async () => requireEnv('AWS_REGION'),
   })!,
-  maxReconnects: 3,
+  // Every call well inside the function's timeout; a black-holed connection is replaced, not waited on.
+  commandTimeoutMs: 2000,
   onError: (err) => log('WARN', 'L2 connection error', { error: String((err as Error)?.message ?? err) }),
 });
 
-export async function handler(event: { Records?: StreamRecord[] }): Promise<BatchResult> {
+export async function handler(
+  event: { Records?: StreamRecord[] }, context?: { getRemainingTimeInMillis?: () => number },
+): Promise<BatchResult> {
   const records = event.Records ?? [];
   await l2.ready();
-  const { batchItemFailures } = await writeThrough(records, tableName, l2, log);
+  const remaining = context?.getRemainingTimeInMillis;
+  const { batchItemFailures } = await writeThrough(records, tableName, l2, log, {
+    remainingMs: typeof remaining === 'function' ? () => remaining.call(context) : undefined,
+    metric: (line) => console.log(JSON.stringify(line)),
+  });
   return { batchItemFailures };
 }
