@@ -520,7 +520,8 @@ class PromptClient:
             if not stream_only:
                 now = self._clock()
                 fill = decode_fill_value(self._l2.get(l2_fill_key(table, prompt_id, sort_key)), prompt_id, sort_key, now * 1000)
-                if fill is not None and (sort_key != CURRENT or now * 1000 < fill.fetched_at + self._options.max_age * 1000):
+                if (fill is not None and fill.inc == incarnation
+                        and (sort_key != CURRENT or now * 1000 < fill.fetched_at + self._options.max_age * 1000)):
                     item = _decode_item(fill.item)
                     if item is not None:
                         self._counters.l2_hits += 1
@@ -540,7 +541,8 @@ class PromptClient:
         try:
             from .ddb_codec import to_json_item
 
-            value = encode_fill_value(round(fetched_at * 1000), to_json_item(raw_item))
+            value = encode_fill_value(self._incarnation if self._write_through else None, round(fetched_at * 1000),
+                                      to_json_item(raw_item))
             self._l2.set(l2_fill_key(self._options.table_name, prompt_id, sort_key), value, ttl)
         except Exception as err:  # noqa: BLE001
             self._counters.l2_errors += 1

@@ -215,7 +215,7 @@ def test_l2_keys_scripts_and_encodings() -> None:
     assert hashlib.sha1(l2s.L2_WRITE_THROUGH_SCRIPT.encode()).hexdigest() == L2["writeThroughScriptSha1"]
     assert hashlib.sha1(l2s.L2_EPOCH_BUMP_SCRIPT.encode()).hexdigest() == L2["epochBumpScriptSha1"]
     for e in L2["encodeFill"]:
-        assert l2s.encode_fill_value(e["fetchedAt"], e["item"]) == e["encoded"]
+        assert l2s.encode_fill_value(e["inc"], e["fetchedAt"], e["item"]) == e["encoded"]
     for e in L2["encodeStream"]:
         assert l2s.encode_stream_value(e["inc"], e["seq"], e["writtenAt"], e["item"]) == e["encoded"]
     for c in L2["fillTtl"]:
@@ -235,7 +235,7 @@ def test_l2_stream_value(case: Dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", L2["decodeFill"], ids=[c["name"] for c in L2["decodeFill"]])
 def test_l2_fill_value(case: Dict[str, Any]) -> None:
     value = l2s.decode_fill_value(case["raw"], case["promptId"], case["sortKey"], case["nowMs"])
-    assert (None if value is None else {"fetchedAt": value.fetched_at}) == case["expect"]
+    assert (None if value is None else {"inc": value.inc, "fetchedAt": value.fetched_at}) == case["expect"]
 
 
 @pytest.mark.parametrize("case", L2["epoch"], ids=[c["name"] for c in L2["epoch"]])

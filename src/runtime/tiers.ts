@@ -89,7 +89,10 @@ export class SharedReader extends TableReader {
     const raw = await this.getRawItem(promptId, sortKey, signal);
     if (raw === undefined) return undefined;
     const item = fromItem(raw);
-    if (this.l2 !== undefined) this.fill(promptId, sortKey, raw, fetchedAt);
+    if (this.l2 !== undefined) {
+      const inc = this.l2.writeThrough === true ? this.shared.incarnation?.() ?? null : null;
+      this.fill(promptId, sortKey, raw, fetchedAt, inc);
+    }
     return { item, fetchedAt, source: 'table', fromL2: false };
   }
 
@@ -124,7 +127,8 @@ export class SharedReader extends TableReader {
       }
     }
     const fill = rawFill === undefined || rawFill === null ? undefined : decodeFillValue(rawFill, promptId, sortKey, now);
-    if (fill !== undefined && (sortKey !== CURRENT || now < fill.fetchedAt + this.shared.maxAgeMs)) {
+    const lineage = l2.writeThrough === true ? incarnation ?? null : null;
+    if (fill !== undefined && fill.inc === lineage && (sortKey !== CURRENT || now < fill.fetchedAt + this.shared.maxAgeMs)) {
       const item = decodeItem(fill.item);
       if (item != null) {
         if (count) this.stats.l2Hits++;
@@ -144,14 +148,14 @@ export class SharedReader extends TableReader {
   }
 
   /** Shares a table read with every other reader for the L1 bound; in the background, failures only counted. */
-  private fill(promptId: string, sortKey: string, raw: Item, fetchedAt: number): void {
+  private fill(promptId: string, sortKey: string, raw: Item, fetchedAt: number, inc: string | null): void {
     const l2 = this.l2!;
     const ttlSeconds = l2FillTtlSeconds(this.shared.maxAgeMs, this.shared.staleWhileRevalidateMs);
     if (ttlSeconds < 1) return;
     const key = l2FillKey(this.tableName, promptId, sortKey);
     let value: string;
     try {
-      value = encodeFillValue({ fetchedAt, item: toDynamoJson(raw) });
+      value = encodeFillValue({ inc, fetchedAt, item: toDynamoJson(raw) });
     } catch {
       return;
     }

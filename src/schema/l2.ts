@@ -14,10 +14,11 @@
  *   table's attributes (`revision`, `version_number`) takes part, so no repair or hand edit can make the cache
  *   keep an older pointer.
  * - **Fill values** (written by readers after a table read): `cdk-prompt-serving:v3/<table>/#fill/<id>/<sort key>`,
- *   JSON `{"fetchedAt":<epoch ms>,"item":<DynamoDB JSON>}`, stored for at most the reader's L1 bound
- *   (`maxAgeSeconds + staleWhileRevalidateSeconds`) and trusted only within `maxAgeSeconds` of `fetchedAt` (a
- *   `fetchedAt` more than {@link L2_MAX_CLOCK_SKEW_MS} in the future is not a value). So a change reaches every
- *   reader within its L1 bound even when the write-through is down.
+ *   JSON `{"inc":<incarnation>|null,"fetchedAt":<epoch ms>,"item":<DynamoDB JSON>}`, stored for at most the reader's
+ *   L1 bound (`maxAgeSeconds + staleWhileRevalidateSeconds`) and trusted only within `maxAgeSeconds` of `fetchedAt`
+ *   (a `fetchedAt` more than {@link L2_MAX_CLOCK_SKEW_MS} in the future is not a value), and only while `inc` (the
+ *   epoch's incarnation when the reader filled it; null when it knew none) is still the epoch's. So a change
+ *   reaches every reader within its L1 bound even when the write-through is down, and no fill outlives its table.
  * - **Epoch** `cdk-prompt-serving:v3/<table>/#epoch`: text `<counter> <incarnation>`, moved by the invalidation
  *   function after each batch ({@link L2_EPOCH_BUMP_SCRIPT}, which heals any garbage). Readers poll it; when it
  *   moves they re-validate their memory copies. A stream value is used only if its `inc` is the epoch's
@@ -99,6 +100,8 @@ export interface L2StreamValue {
 
 /** A fill value: what a reader read from the table. */
 export interface L2FillValue {
+  /** The epoch's incarnation when the reader filled it (`null`: none known); used only while it still is. */
+  readonly inc: string | null;
   /** When the reader read the table (epoch ms, never later than now + `L2_MAX_CLOCK_SKEW_MS`; clamped to now). */
   readonly fetchedAt: number;
   readonly item: DynamoJsonItem;
@@ -137,7 +140,7 @@ export function encodeStreamValue(value: L2StreamValue): string {
 }
 
 export function encodeFillValue(value: L2FillValue): string {
-  return JSON.stringify({ fetchedAt: value.fetchedAt, item: value.item });
+  return JSON.stringify({ inc: value.inc, fetchedAt: value.fetchedAt, item: value.item });
 }
 
 function parseObject(raw: unknown): Record<string, unknown> | undefined {
@@ -184,10 +187,11 @@ export function decodeStreamValue(raw: unknown, promptId: string, sortKey: strin
 export function decodeFillValue(raw: unknown, promptId: string, sortKey: string, now: number = Date.now()): L2FillValue | undefined {
   const value = parseObject(raw);
   if (value === undefined) return undefined;
-  const { fetchedAt, item } = value;
+  const { inc, fetchedAt, item } = value;
+  if (inc !== null && !isIncarnation(inc)) return undefined;
   if (typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt) || fetchedAt > now + L2_MAX_CLOCK_SKEW_MS) return undefined;
   const parsed = itemOf(item, promptId, sortKey);
-  return parsed === undefined ? undefined : { fetchedAt: Math.min(fetchedAt, now), item: parsed };
+  return parsed === undefined ? undefined : { inc, fetchedAt: Math.min(fetchedAt, now), item: parsed };
 }
 
 /** The epoch's incarnation (`<counter> <incarnation>`), `undefined` when the text is not an epoch. */

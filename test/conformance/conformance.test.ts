@@ -185,7 +185,7 @@ describe('L2 wire contract (v3)', () => {
     expect(L2_MAX_CLOCK_SKEW_MS).toBe(f.maxClockSkewMs);
     expect(createHash('sha1').update(L2_WRITE_THROUGH_SCRIPT).digest('hex')).toBe(f.writeThroughScriptSha1);
     expect(createHash('sha1').update(L2_EPOCH_BUMP_SCRIPT).digest('hex')).toBe(f.epochBumpScriptSha1);
-    for (const e of f.encodeFill) expect(encodeFillValue({ fetchedAt: e.fetchedAt, item: e.item })).toBe(e.encoded);
+    for (const e of f.encodeFill) expect(encodeFillValue({ inc: e.inc, fetchedAt: e.fetchedAt, item: e.item })).toBe(e.encoded);
     for (const e of f.encodeStream) expect(encodeStreamValue({ inc: e.inc, seq: e.seq, writtenAt: e.writtenAt, item: e.item })).toBe(e.encoded);
     for (const c of f.fillTtl) expect([c, l2FillTtlSeconds(c.maxAgeMs, c.staleWhileRevalidateMs)]).toEqual([c, c.ttl]);
     for (const c of f.tokens) {
@@ -200,7 +200,7 @@ describe('L2 wire contract (v3)', () => {
 
   test.each(f.decodeFill.map((c: { name: string }) => [c.name, c]))('fill value: %s', (...[, c]: any[]) => {
     const value = decodeFillValue(c.raw, c.promptId, c.sortKey, c.nowMs);
-    expect(value === undefined ? null : { fetchedAt: value.fetchedAt }).toEqual(c.expect);
+    expect(value === undefined ? null : { inc: value.inc, fetchedAt: value.fetchedAt }).toEqual(c.expect);
   });
 
   test.each(f.epoch.map((c: { name: string }) => [c.name, c]))('epoch: %s', (...[, c]: any[]) => {

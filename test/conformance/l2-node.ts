@@ -62,7 +62,7 @@ async function main(): Promise<void> {
       } else if (op.op === 'bumpEpoch') {
         results.push(await script(L2_EPOCH_BUMP_SCRIPT, [op.key], [op.inc!, incarnationAt(Date.now() + 60_000)]));
       } else {
-        const value = encodeFillValue({ fetchedAt: op.fetchedAt ?? Date.now(), item: op.item! });
+        const value = encodeFillValue({ inc: op.inc ?? null, fetchedAt: op.fetchedAt ?? Date.now(), item: op.item! });
         results.push(await client.set(op.key, value, { EX: op.ttlSeconds ?? 60 }));
       }
     }

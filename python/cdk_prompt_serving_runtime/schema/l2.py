@@ -5,8 +5,9 @@ the scripts.
   ``{"inc": <stream label>, "seq": <sequence number>, "writtenAt": <epoch ms>, "item": <DynamoDB JSON> | null}``,
   ordered by the token (``inc``, ``seq``); used only when ``inc`` is the epoch's incarnation.
 - Fill values (written by readers) under ``cdk-prompt-serving:v3/<table>/#fill/<id>/<sort key>``:
-  ``{"fetchedAt": <epoch ms>, "item": <DynamoDB JSON>}``, stored for the reader's L1 bound and trusted within
-  ``max_age_seconds`` of ``fetchedAt`` (rejected when more than :data:`L2_MAX_CLOCK_SKEW_MS` in the future).
+  ``{"inc": <incarnation> | null, "fetchedAt": <epoch ms>, "item": <DynamoDB JSON>}``, stored for the reader's L1
+  bound, trusted within ``max_age_seconds`` of ``fetchedAt`` (rejected when more than :data:`L2_MAX_CLOCK_SKEW_MS`
+  in the future) and only while ``inc`` is still the epoch's incarnation.
 - Epoch ``cdk-prompt-serving:v3/<table>/#epoch``: ``<counter> <incarnation>``.
 """
 import json
@@ -109,6 +110,8 @@ class StreamValue:
 
 @dataclass(frozen=True)
 class FillValue:
+    inc: Optional[str]
+    """The epoch's incarnation when the reader filled it (``None``: none known); used only while it still is."""
     fetched_at: float
     """When the reader read the table (epoch ms), clamped to now."""
     item: Dict[str, Any]
@@ -132,10 +135,10 @@ def compare_tokens(a: Tuple[str, str], b: Tuple[str, str]) -> int:
     return 0 if x == y else (-1 if x < y else 1)
 
 
-def encode_fill_value(fetched_at_ms: float, item: Mapping[str, Any]) -> str:
-    """``JSON.stringify({fetchedAt, item})``: compact, keys in this order."""
+def encode_fill_value(inc: Optional[str], fetched_at_ms: float, item: Mapping[str, Any]) -> str:
+    """``JSON.stringify({inc, fetchedAt, item})``: compact, keys in this order."""
     fetched = int(fetched_at_ms) if float(fetched_at_ms).is_integer() else fetched_at_ms
-    return json.dumps({"fetchedAt": fetched, "item": item}, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps({"inc": inc, "fetchedAt": fetched, "item": item}, ensure_ascii=False, separators=(",", ":"))
 
 
 def encode_stream_value(inc: str, seq: str, written_at_ms: float, item: Optional[Mapping[str, Any]]) -> str:
@@ -191,11 +194,13 @@ def decode_fill_value(raw: Any, prompt_id: str, sort_key: str, now_ms: float) ->
     value = _parse_object(raw)
     if value is None:
         return None
-    fetched_at = value.get("fetchedAt")
+    inc, fetched_at = value.get("inc", 0), value.get("fetchedAt")
+    if inc is not None and not is_incarnation(inc):
+        return None
     if not _finite_number(fetched_at) or fetched_at > now_ms + L2_MAX_CLOCK_SKEW_MS:
         return None
     parsed = _item_of(value.get("item"), prompt_id, sort_key)
-    return None if parsed is None else FillValue(min(float(fetched_at), now_ms), parsed)
+    return None if parsed is None else FillValue(inc, min(float(fetched_at), now_ms), parsed)
 
 
 def epoch_incarnation(raw: Any) -> Optional[str]:
