@@ -587,7 +587,9 @@ class PromptClient:
     def _revalidate(self) -> None:
         """The epoch moved: each CURRENT copy is compared with the L2's stream value (one GET each, no table read):
         replaced by a different one, kept fresh by the same one, otherwise marked for re-validation — never dropped,
-        so it stays the last good copy for stale-if-error until a newer one is in hand. The catalog is re-read."""
+        so it stays the last good copy for stale-if-error until a newer one is in hand. Not-found answers are
+        forgotten and the catalog is re-read."""
+        self._not_found.clear()
         self._catalog.revalidate()
         for key, entry in self._prompts.items():
             if entry.version is not None or not isinstance(key, str):
