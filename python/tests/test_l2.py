@@ -268,3 +268,59 @@ def test_a_stream_value_of_another_table_incarnation_is_not_used(ddb_local: Any,
     # THEN the old incarnation's value was not trusted: the table's version 1 was read
     assert (prompt.version, prompt.text) == (1, "Hello {{name}} é 漢")
     assert counter.keys[-1] == "shared/CURRENT"
+
+
+def test_an_epoch_move_never_discards_the_last_good_copy(ddb_local: Any, shared_table: str, redis_secure: RedisServer,
+                                                         clock: Any) -> None:
+    """Issue 13 item 3, as test/runtime/stale-if-error.test.ts: the epoch moves while the L2 no longer holds the value
+    and the table throttles: the last good copy is served (stale) instead of a failure, then replaced."""
+    from botocore.exceptions import ClientError
+
+    key = l2_item_key(shared_table, "shared", "CURRENT")
+    writer(redis_secure, [
+        {"op": "writeThrough", "key": key, "item": to_json_item(POINTER), "inc": INC, "seq": "10"},
+        {"op": "bumpEpoch", "key": l2_epoch_key(shared_table), "inc": INC},
+    ])
+    ddb = ddb_local.client()
+    counter = CallCounter(ddb)
+    client = PromptClient(table_name=shared_table, dynamodb_client=ddb, l2=reader_l2(redis_secure), clock=clock,
+                          max_age_seconds=60, stale_if_error_seconds=3600, max_attempts=1)
+    assert (client.get_prompt("shared").version, client.get_prompt("shared").stale) == (1, False)
+    assert "shared/CURRENT" not in counter.keys
+    # WHEN the value leaves the L2 (its 24 h TTL), another batch moves the epoch, and the table throttles
+    redis_secure.admin().delete(key)
+    redis_secure.admin().delete(l2_fill_key(shared_table, "shared", "CURRENT"))
+    writer(redis_secure, [{"op": "bumpEpoch", "key": l2_epoch_key(shared_table), "inc": INC}])
+    assert client.poll_epoch() is True
+    failing = [3]
+
+    def throttle(**_: Any) -> None:
+        if failing[0] > 0:
+            failing[0] -= 1
+            raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "injected"},
+                               "ResponseMetadata": {"HTTPStatusCode": 400}}, "GetItem")
+
+    ddb.meta.events.register("before-call.dynamodb.GetItem", throttle)
+    served = client.get_prompt("shared")
+    # THEN the last good copy is served, flagged stale
+    assert (served.version, served.stale) == (1, True)
+    assert client.stats()["stale_serves"] == 1
+    # AND once the table answers again, a fresh copy replaces it
+    failing[0] = 0
+    wait_for(lambda: not client.get_prompt("shared").stale)
+
+
+def test_a_copy_the_epoch_marked_is_not_served_as_fresh(ddb_local: Any, ddb: Any, shared_table: str, redis_secure: RedisServer,
+                                                        clock: Any) -> None:
+    key = l2_item_key(shared_table, "shared", "CURRENT")
+    client, _ = client_for(ddb_local, shared_table, reader_l2(redis_secure), clock=clock, max_age_seconds=60)
+    assert client.get_prompt("shared").version == 1
+    # WHEN the table changes, no stream value holds it, and the epoch moves
+    put_items(ddb, shared_table, [dict(POINTER, version_number={"N": "2"}, text={"S": "v2"})])
+    redis_secure.admin().delete(key)
+    redis_secure.admin().delete(l2_fill_key(shared_table, "shared", "CURRENT"))
+    writer(redis_secure, [{"op": "bumpEpoch", "key": l2_epoch_key(shared_table), "inc": INC}])
+    client.poll_epoch()
+    # THEN the next read re-validates (not stale-while-revalidate) and serves the change
+    prompt = client.get_prompt("shared")
+    assert (prompt.version, prompt.stale) == (2, False)

@@ -281,7 +281,6 @@ export class PromptClient {
    * newer one is in hand. Not-found answers are forgotten and the catalog is re-read (from the L2).
    */
   private async revalidate(): Promise<void> {
-    this.counters.epochMoves++;
     this.notFound.clear();
     const checks = [...this.prompts.values()].filter((e) => e.version === undefined).map(async (entry) => {
       const shared = await this.reader.readShared(entry.prompt.id, CURRENT, false, true);
@@ -301,6 +300,7 @@ export class PromptClient {
       }
     });
     await Promise.all([...checks, this.catalog.refresh()]);
+    this.counters.epochMoves++; // counted once every copy was re-validated
   }
 
   /** Remembers a loaded item (or its tombstone); returns the prompt. Throws `PromptNotFoundError` for a tombstone. */

@@ -19,6 +19,7 @@ import * as readline from 'node:readline';
 import {
   CreateTableCommand, DeleteItemCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import * as fc from 'fast-check';
 import { fromItem, toItem } from '../../src/ddb-codec';
 import { STREAM_FILTER_PATTERN } from '../../src/invalidation/filter';
 import { Log, writeThrough } from '../../src/invalidation/write-through';
@@ -50,6 +51,38 @@ export type Op =
   | { kind: 'lateOldStream' }
   | { kind: 'redeliverOld'; picks: number[] }
   | { kind: 'read'; reader: number; id: Id };
+
+/** Random operations, weighted towards writes and deliveries. */
+export const opArbitrary: fc.Arbitrary<Op> = (() => {
+  const id = fc.constantFrom(...IDS);
+  return fc.oneof(
+    { weight: 5, arbitrary: id.map((i) => ({ kind: 'sync' as const, id: i })) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('activate' as const), id, back: fc.integer({ min: 1, max: 3 }) }) },
+    { weight: 2, arbitrary: id.map((i) => ({ kind: 'repair' as const, id: i })) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('handEdit' as const), id, edit: fc.constantFrom('removeRevision' as const, 'lowerRevision' as const, 'sameRevisionNewContent' as const),
+      }),
+    },
+    { weight: 1, arbitrary: id.map((i) => ({ kind: 'delete' as const, id: i })) },
+    { weight: 1, arbitrary: id.map((i) => ({ kind: 'removeRow' as const, id: i })) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('catalog' as const), revision: fc.constantFrom('next' as const, 'restart' as const, 'absent' as const) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('recreate' as const), drainFirst: fc.boolean() }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('deliver' as const),
+        order: fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 12 }),
+        duplicates: fc.array(fc.nat(50), { maxLength: 4 }),
+        batch: fc.integer({ min: 1, max: 10 }),
+      }),
+    },
+    { weight: 1, arbitrary: fc.constant({ kind: 'lateOldStream' as const }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('redeliverOld' as const), picks: fc.array(fc.nat(200), { minLength: 1, maxLength: 5 }) }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('read' as const), reader: fc.integer({ min: 0, max: 2 }), id }) },
+  );
+})();
 
 /** What a reader serves for one id. */
 export type Answer = { version: number; checksum: string } | 'notFound' | string;
@@ -141,6 +174,8 @@ export class World {
 
 /** One case: a table (re-created at will), its stream(s), Node readers, and a model of what was written. */
 export class Case {
+  /** Every operation applied, for the report of a failing case. */
+  readonly trace: string[] = [];
   private streamArn = '';
   private poller!: StreamPoller;
   /** Records read from a deleted table's stream and not yet delivered. */
@@ -149,9 +184,6 @@ export class Case {
   private readonly versions = new Map<Id, number>();
   private readonly revisions = new Map<string, number>();
   private readonly readers: { prompts: PromptClient; l2: ValkeyL2; ddb: DynamoDBClient }[] = [];
-  private readonly log: Log = () => undefined;
-  /** Every operation applied, for the report of a failing case. */
-  readonly trace: string[] = [];
 
   constructor(private readonly world: World, readonly table: string, nodeReaders = 2) {
     for (let i = 0; i < nodeReaders; i++) {
@@ -188,7 +220,7 @@ export class Case {
 
   private async invoke(records: LambdaStreamRecord[]) {
     this.delivered.push(...records);
-    return writeThrough(records, this.table, this.world.writer, this.log);
+    return writeThrough(records, this.table, this.world.writer, quiet);
   }
 
   async apply(op: Op): Promise<void> {
@@ -294,8 +326,11 @@ export class Case {
   }
 
   /** Drains the stream, then waits (at most `timeoutMs`) until every reader serves what the table says. */
-  async converge(timeoutMs = 8000): Promise<{ ok: boolean; expected: Record<string, Answer>; got: Record<string, Record<string, Answer>> }> {
+  async converge(timeoutMs = 8000): Promise<{
+    ok: boolean; expected: Record<string, Answer>; got: Record<string, Record<string, Answer>>; elapsedMs: number;
+  }> {
     await this.poller.drain();
+    const drainedAt = performance.now();
     const expected = await this.expected();
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -303,7 +338,7 @@ export class Case {
       for (let i = 0; i < this.readers.length; i++) got[`node${i}`] = await this.nodeRead(i);
       got.python = await this.world.pythonRead(this.table, IDS);
       const ok = Object.values(got).every((answers) => IDS.every((id) => same(answers[id], expected[id])));
-      if (ok || Date.now() > deadline) return { ok, expected, got };
+      if (ok || Date.now() > deadline) return { ok, expected, got, elapsedMs: performance.now() - drainedAt };
       await new Promise((resolve) => setTimeout(resolve, 60));
     }
   }
@@ -391,6 +426,8 @@ export class Case {
     }));
   }
 }
+
+const quiet: Log = () => undefined;
 
 function key(id: string) {
   return { [PARTITION_KEY]: { S: id }, [SORT_KEY]: { S: CURRENT } };

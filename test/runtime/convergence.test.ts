@@ -10,7 +10,7 @@
  * is the long run.
  */
 import * as fc from 'fast-check';
-import { Case, IDS, Op, World } from './convergence-harness';
+import { Case, opArbitrary, World } from './convergence-harness';
 
 const SEED = Number(process.env.CONVERGENCE_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.CONVERGENCE_RUNS ?? 12);
@@ -26,37 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await world?.stop();
 });
-
-export const opArbitrary: fc.Arbitrary<Op> = (() => {
-  const id = fc.constantFrom(...IDS);
-  return fc.oneof(
-    { weight: 5, arbitrary: id.map((i) => ({ kind: 'sync' as const, id: i })) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('activate' as const), id, back: fc.integer({ min: 1, max: 3 }) }) },
-    { weight: 2, arbitrary: id.map((i) => ({ kind: 'repair' as const, id: i })) },
-    {
-      weight: 2,
-      arbitrary: fc.record({
-        kind: fc.constant('handEdit' as const), id, edit: fc.constantFrom('removeRevision' as const, 'lowerRevision' as const, 'sameRevisionNewContent' as const),
-      }),
-    },
-    { weight: 1, arbitrary: id.map((i) => ({ kind: 'delete' as const, id: i })) },
-    { weight: 1, arbitrary: id.map((i) => ({ kind: 'removeRow' as const, id: i })) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('catalog' as const), revision: fc.constantFrom('next' as const, 'restart' as const, 'absent' as const) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('recreate' as const), drainFirst: fc.boolean() }) },
-    {
-      weight: 3,
-      arbitrary: fc.record({
-        kind: fc.constant('deliver' as const),
-        order: fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 12 }),
-        duplicates: fc.array(fc.nat(50), { maxLength: 4 }),
-        batch: fc.integer({ min: 1, max: 10 }),
-      }),
-    },
-    { weight: 1, arbitrary: fc.constant({ kind: 'lateOldStream' as const }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('redeliverOld' as const), picks: fc.array(fc.nat(200), { minLength: 1, maxLength: 5 }) }) },
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('read' as const), reader: fc.integer({ min: 0, max: 2 }), id }) },
-  );
-})();
 
 test('once the stream is drained, the L2 and every reader (Node and Python) serve exactly the table\'s pointer and catalog', async () => {
   await fc.assert(
