@@ -35,8 +35,14 @@ export function toAttr(value: unknown): AttributeValue {
 /** Converts a plain object to an item. */
 export function toItem(obj: Record<string, unknown>): Item {
   const out: Item = {};
-  for (const [k, v] of Object.entries(obj)) if (v !== undefined) out[k] = toAttr(v);
+  for (const [k, v] of Object.entries(obj)) if (v !== undefined) setOwn(out, k, toAttr(v));
   return out;
+}
+
+/** `obj[key] = value` that keeps a `__proto__` key an ordinary own property (never the object's prototype). */
+export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }
 
 /** Converts an attribute value back to a JSON-like value (numbers as JS numbers, binary as Uint8Array). */
@@ -57,7 +63,8 @@ export function fromAttr(attr: AttributeValue): unknown {
 /** Converts an item back to a plain object. */
 export function fromItem(item: Item): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(item)) out[k] = fromAttr(v);
+  // (an attribute the SDK left without a value, e.g. a top-level `__proto__`, is skipped)
+  for (const [k, v] of Object.entries(item)) if (v !== undefined) setOwn(out, k, fromAttr(v));
   return out;
 }
 

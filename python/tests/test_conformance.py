@@ -266,3 +266,40 @@ def test_l2_epoch_script_on_a_real_redis_server(case: Dict[str, Any], redis_secu
         admin.set(key, case["initial"])
     admin.eval(l2s.L2_EPOCH_BUMP_SCRIPT, 1, key, case["inc"], L2["epochBumpLatest"])
     assert admin.get(key).decode() == case["expect"]
+
+
+HOSTILE = load("l2-hostile.json")
+
+
+@pytest.fixture
+def hostile_table(ddb: Any, table: str) -> str:
+    put_items(ddb, table, [c["tableItem"] for c in HOSTILE["cases"] if c["tableItem"]])
+    return table
+
+
+@pytest.mark.parametrize("case", HOSTILE["cases"], ids=[c["name"] for c in HOSTILE["cases"]])
+def test_hostile_l2_values(case: Dict[str, Any], ddb: Any, hostile_table: str, redis_secure: Any) -> None:
+    import time as _time
+
+    from cdk_prompt_serving_runtime.valkey import ValkeyL2
+    from services import READER_PASSWORD, CallCounter
+
+    admin = redis_secure.admin()
+    admin.set(l2s.l2_epoch_key(hostile_table), HOSTILE["epoch"])
+    now_ms = round(_time.time() * 1000)
+    raw = re.sub(r'"NOW([+-]\d+)?"', lambda m: str(now_ms + int(m.group(1) or 0)), case["l2"]["raw"])
+    key_of = l2s.l2_item_key if case["l2"]["kind"] == "stream" else l2s.l2_fill_key
+    admin.set(key_of(hostile_table, case["id"], "CURRENT"), raw)
+    counter = CallCounter(ddb)
+    reader = ValkeyL2("127.0.0.1", redis_secure.port, auth="none", user="reader", password=READER_PASSWORD,
+                      ssl_ca_certs=redis_secure.ca, timeout_ms=2000)
+    client = PromptClient(table_name=hostile_table, dynamodb_client=ddb, l2=reader, max_age_seconds=60)
+    try:
+        prompt = client.get_prompt(case["id"])
+        answer: Any = {"version": prompt.version, "inputVariables": list(prompt.input_variables)}
+        if prompt.inference_config is not None:
+            answer["inferenceConfig"] = _plain(prompt.inference_config)
+    except PromptNotFoundError:
+        answer = "notFound"
+    assert answer == case["expect"]
+    assert (f"{case['id']}/CURRENT" in counter.keys) is case["tableRead"]

@@ -3,7 +3,7 @@
  */
 import { PromptRenderError, PromptStoreError } from './errors';
 import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
-import { Attr, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
+import { Attr, MAX_VERSION_NUMBER, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
 import { TEMPLATE_VARIABLE } from '../schema/template';
 
 /** Values for `{{placeholders}}`; a missing, `undefined` or `null` value is a missing variable. */
@@ -84,9 +84,11 @@ export function promptFromItem(item: Record<string, unknown>): Prompt {
     new PromptStoreError(`item ${id}/${String(item[Attr.version])} breaks the wire contract: ${what}`);
   const content = deepFreeze(contentOf(item));
   const templateType = content.template_type;
-  const version = typeof item[Attr.versionNumber] === 'number'
-    ? item[Attr.versionNumber] as number
-    : parseVersionKey(String(item[Attr.version]));
+  const number = item[Attr.versionNumber];
+  if (number !== undefined && !(Number.isInteger(number) && (number as number) >= 1 && (number as number) <= MAX_VERSION_NUMBER)) {
+    throw malformed(`${Attr.versionNumber} ${JSON.stringify(number)} is not a whole number from 1 to ${MAX_VERSION_NUMBER}`);
+  }
+  const version = number !== undefined ? number as number : parseVersionKey(String(item[Attr.version]));
   const checksum = item[Attr.checksum];
   if (version === undefined) throw malformed(`no ${Attr.versionNumber}`);
   if (typeof checksum !== 'string') throw malformed(`no ${Attr.checksum}`);
@@ -94,7 +96,9 @@ export function promptFromItem(item: Record<string, unknown>): Prompt {
     id,
     version,
     checksum,
-    inputVariables: Array.isArray(content.input_variables) ? content.input_variables : Object.freeze([]),
+    // The declared names: strings only (a list of anything else declares nothing).
+    inputVariables: Object.freeze(Array.isArray(content.input_variables)
+      ? (content.input_variables as unknown[]).filter((v): v is string => typeof v === 'string') : []),
     modelId: content.model_id,
     inferenceConfig: content.inference_config,
     content,
@@ -189,7 +193,11 @@ function fillJson(value: JsonValue, variables: PromptVariables, missing: Set<str
   if (Array.isArray(value)) return value.map((v) => fillJson(v, variables, missing));
   if (value !== null && typeof value === 'object') {
     const out: { [key: string]: JsonValue } = {};
-    for (const [k, v] of Object.entries(value)) out[k] = fillJson(v, variables, missing);
+    for (const [k, v] of Object.entries(value)) {
+      const filled = fillJson(v, variables, missing);
+      if (k === '__proto__') Object.defineProperty(out, k, { value: filled, enumerable: true, writable: true, configurable: true });
+      else out[k] = filled;
+    }
     return out;
   }
   return value;

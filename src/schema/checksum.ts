@@ -46,7 +46,9 @@ export function canonicalJson(value: unknown): string {
 export function contentOf(item: Record<string, unknown>): PromptContent {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(item)) {
-    if (!METADATA_ATTRIBUTES.has(k) && v !== undefined) out[k] = v;
+    if (METADATA_ATTRIBUTES.has(k) || v === undefined) continue;
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
   }
   return out as PromptContent;
 }

@@ -284,7 +284,7 @@ export function l2WriterAccessRules(tableName: string): string {
 /** Converts an SDK attribute value map (binary as `Uint8Array`) to DynamoDB JSON (binary as base64). */
 export function toDynamoJson(item: Record<string, unknown>): DynamoJsonItem {
   const out: DynamoJsonItem = {};
-  for (const [k, v] of Object.entries(item)) out[k] = toJsonValue(v as Record<string, unknown>);
+  for (const [k, v] of Object.entries(item)) setOwnKey(out, k, toJsonValue(v as Record<string, unknown>));
   return out;
 }
 
@@ -300,8 +300,14 @@ function toJsonValue(av: Record<string, unknown>): DynamoJsonValue {
 /** Converts DynamoDB JSON back to an SDK attribute value map (binary as `Uint8Array`). */
 export function fromDynamoJson(item: DynamoJsonItem): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(item)) out[k] = fromJsonValue(v);
+  for (const [k, v] of Object.entries(item)) setOwnKey(out, k, fromJsonValue(v));
   return out;
+}
+
+/** `obj[key] = value`, a `__proto__` key kept an ordinary own property. */
+function setOwnKey<T>(obj: Record<string, T>, key: string, value: T): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }
 
 function fromJsonValue(av: DynamoJsonValue): Record<string, unknown> {

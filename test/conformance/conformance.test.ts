@@ -11,6 +11,7 @@ import { createClient } from 'redis';
 import { PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError } from '../../src/runtime';
 import { resolveOptions } from '../../src/runtime/options';
 import { promptFromItem } from '../../src/runtime/prompt';
+import { ValkeyL2 } from '../../src/runtime/valkey';
 import {
   bloomBuild, bloomIndexes, bloomMightContain, bloomParameters, canonicalJson, checksum, contentOf, isValidPromptId,
 } from '../../src/schema';
@@ -20,6 +21,7 @@ import {
   l2FillKey, l2FillPattern, l2FillTtlSeconds, l2ItemKey, l2KeyPattern, L2_EPOCH_BUMP_SCRIPT, L2_MAX_CLOCK_SKEW_MS, L2_VALUE_TTL_SECONDS,
   L2_WRITE_THROUGH_SCRIPT,
 } from '../../src/schema/l2';
+import { logGetItemKeys } from '../runtime/fixtures';
 import { CallCounter } from '../support/call-counter';
 import { RedisServer, startRedisServer } from '../support/redis-server';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -247,5 +249,57 @@ describe('L2 wire contract (v3)', () => {
       await redis.eval(L2_EPOCH_BUMP_SCRIPT, { keys: [key], arguments: [f.epochBump[0].inc, f.epochBumpLatest] });
       expect(await redis.get(key)).toBe(f.epochBump[0].expect);
     });
+  });
+});
+
+describe('hostile L2 values: both clients serve, read the table, or say not found alike', () => {
+  const f = load('l2-hostile.json');
+  let ddb: DynamoDBClient;
+  let tableName: string;
+  let server: RedisServer;
+  let redis: ReturnType<typeof createClient>;
+  const now = () => Date.now();
+
+  beforeAll(async () => {
+    ddb = localDynamoDBClient();
+    tableName = await createServingTable(ddb, 'hostile');
+    for (const c of f.cases) if (c.tableItem) await ddb.send(new PutItemCommand({ TableName: tableName, Item: c.tableItem }));
+    server = await startRedisServer();
+    redis = createClient({ url: server.url, socket: { reconnectStrategy: false } });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await server.stop();
+    await deleteTable(ddb, tableName);
+    ddb.destroy();
+  });
+
+  test.each(f.cases.map((c: { name: string }) => [c.name, c]))('%s', async (...[, c]: any[]) => {
+    await redis.set(l2EpochKey(tableName), f.epoch);
+    const raw = String(c.l2.raw).replace(/"NOW([+-]\d+)?"/, (_m: string, delta?: string) => String(now() + Number(delta ?? 0)));
+    const key = c.l2.kind === 'stream' ? l2ItemKey(tableName, c.id, 'CURRENT') : l2FillKey(tableName, c.id, 'CURRENT');
+    await redis.set(key, raw);
+    const reader = new ValkeyL2({ host: '127.0.0.1', port: server.port, tls: false, cluster: false, connectTimeoutMs: 2000 });
+    const client = localDynamoDBClient({ maxAttempts: 1 });
+    const keys = logGetItemKeys(client);
+    const prompts = new PromptClient({ tableName, dynamoDBClient: client, l2: reader, maxAgeSeconds: 60, l2TimeoutMs: 1000 });
+    try {
+      const answer = await prompts.getPrompt(c.id).then(
+        (p) => ({
+          version: p.version,
+          inputVariables: [...p.inputVariables],
+          ...(p.inferenceConfig !== undefined ? { inferenceConfig: p.inferenceConfig } : {}),
+        }),
+        (err: unknown) => (err instanceof PromptNotFoundError ? 'notFound' : `error: ${String(err)}`),
+      );
+      expect(answer).toEqual(c.expect);
+      expect(keys.includes(`${c.id}/CURRENT`)).toBe(c.tableRead);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    } finally {
+      await prompts.close();
+      await reader.close();
+      client.destroy();
+    }
   });
 });
