@@ -375,6 +375,8 @@ export class PromptClient {
       remote.catch(() => undefined); // awaited below, unless the catalog rules the id out first
     }
     if (!(await verdict)) {
+      // The read fetched beside the catalog must not land in memory after this answer (found by the convergence test).
+      await remote?.catch(() => undefined);
       this.counters.catalogRejections++;
       this.prompts.delete(key);
       throw new PromptNotFoundError(promptId, version, 'not in the catalog');

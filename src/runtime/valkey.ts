@@ -160,6 +160,8 @@ export class ValkeyL2 {
     this.pingTimer = setInterval(() => {
       if (this.conn !== undefined && Date.now() - this.lastSuccessAt >= pingMs) {
         void this.run((c) => (c.ping !== undefined ? c.ping() : c.sendCommand!(undefined, true, ['PING']))).catch(() => undefined);
+      } else if (this.conn === undefined && this.connecting === undefined && !this.closed && Date.now() >= this.nextAttemptAt) {
+        void this.open().catch(() => undefined); // reconnect before the next call needs it
       }
     }, pingMs);
     this.pingTimer.unref();
