@@ -248,6 +248,8 @@ class ValkeyL2:
                     return result
                 except self._redis.exceptions.ResponseError as err:
                     moved = str(err).split()
+                    if _is_auth_failure(err):  # the connection was refused (a deleted user, a bad token): back off
+                        raise self._redis.exceptions.ConnectionError(str(err)) from err
                     if not self._cluster or len(moved) != 3 or moved[0] != "MOVED":
                         raise
                     host, _, port = moved[2].rpartition(":")
@@ -261,6 +263,11 @@ class ValkeyL2:
                 self._down_until = self._monotonic() + self._pause * (1 + random.random() / 4)
             logger.debug("L2 cache unreachable (pausing %.1f s): %s", self._pause, err)
             raise
+
+
+def _is_auth_failure(err: BaseException) -> bool:
+    text = str(err)
+    return text.startswith(("WRONGPASS", "NOAUTH")) or "invalid username-password pair" in text
 
 
 def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], max_age: float,

@@ -324,3 +324,119 @@ def test_a_copy_the_epoch_marked_is_not_served_as_fresh(ddb_local: Any, ddb: Any
     # THEN the next read re-validates (not stale-while-revalidate) and serves the change
     prompt = client.get_prompt("shared")
     assert (prompt.version, prompt.stale) == (2, False)
+
+
+class _BlackholeProxy:
+    """A loopback TCP proxy whose open connections can be black-holed (they stop forwarding, the sockets stay open);
+    new connections are forwarded again."""
+
+    def __init__(self, target_port: int) -> None:
+        import socket
+        import threading
+
+        self._target = target_port
+        self._listener = socket.socket()
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(16)
+        self.port = self._listener.getsockname()[1]
+        self.accepted = 0
+        self._dead: List[Any] = []
+        self._live: List[Any] = []
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            upstream = socket.create_connection(("127.0.0.1", self._target))
+            pair = {"dead": False, "socks": (client, upstream)}
+            self._live.append(pair)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b, pair), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: Any, dst: Any, pair: Dict[str, Any]) -> None:
+        while True:
+            try:
+                data = src.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            if not pair["dead"]:
+                try:
+                    dst.sendall(data)
+                except OSError:
+                    return
+
+    def blackhole(self) -> None:
+        for pair in self._live:
+            pair["dead"] = True
+
+    def close(self) -> None:
+        self._closed = True
+        self._listener.close()
+        for pair in self._live:
+            for s in pair["socks"]:
+                s.close()
+
+
+def test_a_black_holed_connection_fails_its_call_in_time_and_is_replaced(redis_secure: RedisServer) -> None:
+    """Issue 13 item 6, as test/runtime/connections.test.ts."""
+    import redis
+
+    proxy = _BlackholeProxy(redis_secure.port)
+    try:
+        l2 = reader_l2(redis_secure, timeout_ms=300, cluster=False)
+        l2._endpoint = ("127.0.0.1", proxy.port)  # the proxy stands between the reader and the cache
+        assert l2.get(l2_item_key("t", "x", "CURRENT")) is None
+        proxy.blackhole()
+        started = time.monotonic()
+        with pytest.raises((redis.exceptions.TimeoutError, redis.exceptions.ConnectionError)):
+            l2.get(l2_item_key("t", "x", "CURRENT"))
+        assert time.monotonic() - started < 1.0
+        # the timed-out connection was closed; after the pause (1 s, jittered) a new one serves calls
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                assert l2.get(l2_item_key("t", "x", "CURRENT")) is None
+                break
+            except Exception:  # noqa: BLE001 - paused or reconnecting
+                assert time.monotonic() < deadline, "not replaced within 5 s"
+                time.sleep(0.05)
+        assert proxy.accepted == 2
+    finally:
+        proxy.close()
+
+
+def test_a_reader_whose_user_was_deleted_reconnects_at_most_once_a_second(redis_secure: RedisServer) -> None:
+    admin = redis_secure.admin()
+    admin.execute_command("ACL", "SETUSER", "doomed-py", "on", ">pw", "~*", "+@all")
+    signed: List[float] = []
+
+    def provider() -> str:
+        signed.append(time.monotonic())
+        return "pw"
+
+    l2 = reader_l2(redis_secure, user="doomed-py", token_provider=provider, timeout_ms=300)
+    assert l2.get(l2_item_key("t", "x", "CURRENT")) is None
+    admin.execute_command("ACL", "DELUSER", "doomed-py")
+    before = len(signed)
+    failures = 0
+    until = time.monotonic() + 4
+    while time.monotonic() < until:
+        try:
+            l2.get(l2_item_key("t", "x", "CURRENT"))
+        except Exception:  # noqa: BLE001 - every call fails while the user is gone
+            failures += 1
+        time.sleep(0.01)
+    attempts = len(signed) - before
+    assert failures > 100
+    assert 1 <= attempts <= 4, attempts
