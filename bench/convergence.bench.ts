@@ -42,6 +42,7 @@ async function main(): Promise<void> {
         times.push(result.elapsedMs);
         if (!result.ok) {
           failures++;
+          console.log(`failed: expected ${JSON.stringify(result.expected)}, served ${JSON.stringify(result.got)}; ${c.trace.join(' ')}`);
           firstFailure ||= `expected ${JSON.stringify(result.expected)}, served ${JSON.stringify(result.got)}\n${c.trace.join('\n')}`;
         }
       } finally {

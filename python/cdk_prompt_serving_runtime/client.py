@@ -288,6 +288,9 @@ class PromptClient:
                 self._hits += 1
                 return entry.prompt
             return self._miss(prompt_id, version, entry.key, entry)
+        now = self._clock()
+        if now >= self._epoch_due and self._epoch is not _NEVER_POLLED:  # misses watch the epoch too (the catalog)
+            self._epoch_tick(now)
         return self._miss(prompt_id, version, prompt_id if version is None else (prompt_id, version), None)
 
     def preload(self, prompt_ids: Iterable[str] = ()) -> None:
@@ -506,7 +509,8 @@ class PromptClient:
         table = self._options.table_name
         incarnation = None
         if self._write_through:
-            if self._epoch is _NEVER_POLLED:
+            if self._epoch is _NEVER_POLLED:  # the first read learns the incarnation before it trusts a stream value
+                self._epoch_due = self._clock() + self._options.epoch_poll_interval
                 self.poll_epoch()
             incarnation = self._incarnation
         try:

@@ -329,6 +329,10 @@ export class Case {
   async converge(timeoutMs = 8000): Promise<{
     ok: boolean; expected: Record<string, Answer>; got: Record<string, Record<string, Answer>>; elapsedMs: number;
   }> {
+    // The sync keeps the catalog in step with the pointers (it rewrites it whenever membership changes): a catalog
+    // that rules out an ACTIVE pointer is a state no reader can be held to, so the reconcile's rewrite ends the case
+    // (with its revision restarted, as the old repair did).
+    if (!(await this.catalogConsistent())) await this.apply({ kind: 'catalog', revision: 'restart' });
     await this.poller.drain();
     const drainedAt = performance.now();
     const expected = await this.expected();
@@ -364,6 +368,15 @@ export class Case {
       }
     }
     return out;
+  }
+
+  /** `false` when the table's catalog rules out an ACTIVE pointer. */
+  private async catalogConsistent(): Promise<boolean> {
+    const expected = await this.expected();
+    for (const id of IDS) {
+      if (expected[id] === 'notFound' && (await this.pointer(id))?.[Attr.status] === STATUS_ACTIVE) return false;
+    }
+    return true;
   }
 
   /** What the table says each id is: the catalog rules it out, the pointer is absent or deleted, or the pointer. */
