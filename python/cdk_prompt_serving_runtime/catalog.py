@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Mapping, Optional
 
 from .ddb_codec import from_item
 from .schema.catalog import bloom_might_contain, catalog_problem

@@ -77,16 +77,19 @@ export function isDeleted(item: Record<string, unknown>): boolean {
   return item[Attr.status] === STATUS_DELETED;
 }
 
-/** Builds the frozen prompt for a pointer or version item; throws `PromptStoreError` if it breaks the contract. */
-export function promptFromItem(item: Record<string, unknown>): Prompt {
+/**
+ * Builds the frozen prompt for a pointer or version item; throws `PromptStoreError` if it breaks the contract.
+ * `minVersion` 0 is for the caller's fallback only (served as version 0); a stored item starts at 1.
+ */
+export function promptFromItem(item: Record<string, unknown>, minVersion = 1): Prompt {
   const id = String(item[Attr.promptId]);
   const malformed = (what: string) =>
     new PromptStoreError(`item ${id}/${String(item[Attr.version])} breaks the wire contract: ${what}`);
   const content = deepFreeze(contentOf(item));
   const templateType = content.template_type;
   const number = item[Attr.versionNumber];
-  if (number !== undefined && !(Number.isInteger(number) && (number as number) >= 1 && (number as number) <= MAX_VERSION_NUMBER)) {
-    throw malformed(`${Attr.versionNumber} ${JSON.stringify(number)} is not a whole number from 1 to ${MAX_VERSION_NUMBER}`);
+  if (number !== undefined && !(Number.isInteger(number) && (number as number) >= minVersion && (number as number) <= MAX_VERSION_NUMBER)) {
+    throw malformed(`${Attr.versionNumber} ${JSON.stringify(number)} is not a whole number from ${minVersion} to ${MAX_VERSION_NUMBER}`);
   }
   const version = number !== undefined ? number as number : parseVersionKey(String(item[Attr.version]));
   const checksum = item[Attr.checksum];
