@@ -131,8 +131,13 @@ class Catalog:
         self._read_at = self._clock()
 
     def revalidate(self) -> bool:
-        """The epoch moved: re-reads the catalog now (from the L2 first). Never raises."""
+        """The epoch moved: re-reads the catalog now (from the L2 first). A read already under way may have started
+        before the move, so it is waited for and followed by one more. Never raises."""
         if self._read_at is None:
             return False
+        with self._lock:
+            event = self._reading
+        if event is not None:
+            event.wait(10.0)
         self.refresh()
         return True

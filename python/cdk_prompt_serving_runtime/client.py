@@ -230,6 +230,8 @@ class PromptClient:
         self._epoch_key = l2_epoch_key(o.table_name)
         self._epoch: Any = _NEVER_POLLED
         self._incarnation: Optional[str] = None
+        self._generation = 0
+        """Epoch moves seen: a load that started before the latest one may carry what it replaced."""
         self._epoch_due = 0.0 if self._l2 is not None else math.inf
         self._epoch_polling = False
 
@@ -441,6 +443,7 @@ class PromptClient:
             self._prompts.delete(key)
             raise PromptNotFoundError(prompt_id, version, "not in the catalog")
         sort_key = self._sort_key(version)
+        generation = self._generation
         if self._l2 is not None:
             shared = self._read_l2(prompt_id, sort_key)
             if shared is not None:
@@ -449,7 +452,8 @@ class PromptClient:
                     raise PromptNotFoundError(prompt_id, version, None if shared.item is None else "deleted")
                 try:
                     return self._remember(key, prompt_from_item(shared.item), version,
-                                          self._clock() if shared.source == "stream" else shared.fetched_at, shared.token)
+                                          self._clock() if shared.source == "stream" else shared.fetched_at, shared.token,
+                                          generation)
                 except PromptStoreError as err:  # an L2 value that breaks the contract: read the table
                     self._counters.l2_errors += 1
                     logger.debug("L2 value of %s/%s ignored: %s", prompt_id, sort_key, err)
@@ -464,16 +468,18 @@ class PromptClient:
         if item is None or is_deleted(item):
             self._forget(key)
             raise PromptNotFoundError(prompt_id, version, None if item is None else "deleted")
-        return self._remember(key, prompt_from_item(item), version, fetched_at, None)
+        return self._remember(key, prompt_from_item(item), version, fetched_at, None, generation)
 
     def _remember(self, key: Hashable, prompt: Prompt, version: Optional[int], fetched_at: float,
-                  token: Optional[Tuple[str, str]]) -> Prompt:
+                  token: Optional[Tuple[str, str]], generation: Optional[int] = None) -> Prompt:
         held = self._map.get(key)
         if (held is not None and held.token is not None and not held.invalidated and held.expires_at > self._clock()
                 and (token is None or compare_tokens(held.token, token) > 0)):
             return held.prompt  # a late load: the stream's newer value arrived meanwhile
         expires_at = fetched_at + self._options.max_age if version is None else math.inf
         entry = _Entry(key, prompt, version, expires_at, token)
+        if version is None and generation is not None and generation != self._generation:
+            entry.invalidated = True  # loaded before an epoch move that re-validated the rest: re-validated next read
         if version is not None:
             with self._lock:
                 self._pinned.setdefault(prompt.id, {})[version] = entry
@@ -589,6 +595,10 @@ class PromptClient:
         return True
 
     def _revalidate(self) -> None:
+        self._generation += 1
+        self._revalidate_copies()
+
+    def _revalidate_copies(self) -> None:
         """The epoch moved: each CURRENT copy is compared with the L2's stream value (one GET each, no table read):
         replaced by a different one, kept fresh by the same one, otherwise marked for re-validation — never dropped,
         so it stays the last good copy for stale-if-error until a newer one is in hand. Not-found answers are

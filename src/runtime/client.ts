@@ -90,6 +90,8 @@ export class PromptClient {
   private ownsL2 = false;
   /** The first catalog read finished: until then a cold read fetches the prompt beside it, not after it. */
   private catalogWarm = false;
+  /** Epoch moves seen: a load that started before the latest one may carry what it replaced. */
+  private generation = 0;
 
   /**
    * @throws PromptServingError if no table name is given or set in the environment, or an option is out of range
@@ -281,6 +283,7 @@ export class PromptClient {
    * newer one is in hand. Not-found answers are forgotten and the catalog is re-read (from the L2).
    */
   private async revalidate(): Promise<void> {
+    this.generation++;
     this.notFound.clear();
     const checks = [...this.prompts.values()].filter((e) => e.version === undefined).map(async (entry) => {
       const shared = await this.reader.readShared(entry.prompt.id, CURRENT, false, true);
@@ -299,19 +302,19 @@ export class PromptClient {
         }
       }
     });
-    await Promise.all([...checks, this.catalog.refresh()]);
+    await Promise.all([...checks, this.catalog.refresh(undefined, true)]);
     this.counters.epochMoves++; // counted once every copy was re-validated
   }
 
   /** Remembers a loaded item (or its tombstone); returns the prompt. Throws `PromptNotFoundError` for a tombstone. */
-  private accept(key: string, promptId: string, version: number | undefined, loaded: Loaded): Prompt {
+  private accept(key: string, promptId: string, version: number | undefined, loaded: Loaded, generation = this.generation): Prompt {
     if (loaded.item === undefined || isDeleted(loaded.item)) {
       this.prompts.delete(key);
       this.notFound.set(key, Date.now() + this.options.notFoundMaxAgeMs);
       throw new PromptNotFoundError(promptId, version, loaded.item === undefined ? undefined : 'deleted');
     }
     const fetchedAt = loaded.source === 'stream' ? Date.now() : loaded.fetchedAt;
-    return this.remember(key, promptFromItem(loaded.item), version, fetchedAt, loaded.token);
+    return this.remember(key, promptFromItem(loaded.item), version, fetchedAt, loaded.token, generation);
   }
 
   /** Everything but a fresh hit. `cached` is the expired copy of this key, if any. */
@@ -386,10 +389,11 @@ export class PromptClient {
 
   private async fetchRemote(promptId: string, version: number | undefined, key: string, deadline: AbortSignal): Promise<Prompt> {
     const sortKey = version === undefined ? CURRENT : versionKey(version);
+    const generation = this.generation;
     let loaded = await this.reader.read(promptId, sortKey, deadline);
     if (loaded?.fromL2 && loaded.item !== undefined) {
       try {
-        return this.accept(key, promptId, version, loaded);
+        return this.accept(key, promptId, version, loaded, generation);
       } catch (err) {
         if (err instanceof PromptNotFoundError) throw err;
         this.counters.l2Errors++; // an L2 value that breaks the contract: read the table
@@ -401,10 +405,12 @@ export class PromptClient {
       this.notFound.set(key, Date.now() + this.options.notFoundMaxAgeMs);
       throw new PromptNotFoundError(promptId, version);
     }
-    return this.accept(key, promptId, version, loaded);
+    return this.accept(key, promptId, version, loaded, generation);
   }
 
-  private remember(key: string, prompt: Prompt, version: number | undefined, fetchedAt: number, token: Token | undefined): Prompt {
+  private remember(
+    key: string, prompt: Prompt, version: number | undefined, fetchedAt: number, token: Token | undefined, generation = this.generation,
+  ): Prompt {
     const held = this.prompts.get(key);
     if (held?.token !== undefined && !held.invalidated && held.expiresAt > Date.now()
       && (token === undefined || compareTokens(held.token, token) > 0)) {
@@ -412,6 +418,8 @@ export class PromptClient {
     }
     const expiresAt = version === undefined ? fetchedAt + this.options.maxAgeMs : Number.POSITIVE_INFINITY;
     const entry = new Entry(key, prompt, version, expiresAt, token);
+    // Loaded before an epoch move that re-validated everything else: served once, re-validated by the next read.
+    if (version === undefined && generation !== this.generation) entry.invalidated = true;
     this.prompts.set(key, entry);
     if (version !== undefined) {
       const byVersion = this.pinned.get(prompt.id) ?? new Map<number, Entry>();
