@@ -26,8 +26,9 @@ import { Log, writeThrough } from '../../src/invalidation/write-through';
 import { PromptClient, PromptNotFoundError } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 import {
-  Attr, bloomBuild, bloomMightContain, bloomParameters, CATALOG_ID, checksum, CURRENT, l2FillPattern, l2KeyPattern, L2_READER_COMMANDS,
-  L2_WRITER_COMMANDS, PARTITION_KEY, SORT_KEY, STATUS_ACTIVE, STATUS_DELETED, versionKey,
+  Attr, bloomBuild, bloomMightContain, bloomParameters, CATALOG_ID, checksum, CURRENT, decodeStreamValue, epochIncarnation, l2EpochKey,
+  l2FillPattern, l2ItemKey, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS, PARTITION_KEY, SORT_KEY, STATUS_ACTIVE, STATUS_DELETED,
+  toDynamoJson, versionKey,
 } from '../../src/schema';
 import { catalogProblem } from '../../src/schema/catalog';
 import { RedisServer, startRedisServer } from '../support/redis-server';
@@ -336,12 +337,14 @@ export class Case {
     await this.poller.drain();
     const drainedAt = performance.now();
     const expected = await this.expected();
+    const l2Problems = await this.l2Problems();
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const got: Record<string, Record<string, Answer>> = {};
       for (let i = 0; i < this.readers.length; i++) got[`node${i}`] = await this.nodeRead(i);
       got.python = await this.world.pythonRead(this.table, IDS);
-      const ok = Object.values(got).every((answers) => IDS.every((id) => same(answers[id], expected[id])));
+      if (l2Problems.length > 0) got.l2 = Object.fromEntries(l2Problems.map((p) => [p, 'differs from the table']));
+      const ok = l2Problems.length === 0 && Object.values(got).every((answers) => IDS.every((id) => same(answers[id], expected[id])));
       if (ok || Date.now() > deadline) return { ok, expected, got, elapsedMs: performance.now() - drainedAt };
       await new Promise((resolve) => setTimeout(resolve, 60));
     }
@@ -368,6 +371,28 @@ export class Case {
       }
     }
     return out;
+  }
+
+  /**
+   * The L2 once drained: for every row of the table (pointers and the catalog) the stream value of the epoch's
+   * incarnation is the row itself; for a row the table does not hold, no such value says otherwise.
+   */
+  private async l2Problems(): Promise<string[]> {
+    const epoch = await this.world.writer.get(l2EpochKey(this.table));
+    const incarnation = epochIncarnation(epoch);
+    const problems: string[] = [];
+    for (const id of [...IDS, CATALOG_ID]) {
+      const { Item } = await this.world.admin.send(new GetItemCommand({ TableName: this.table, Key: key(id), ConsistentRead: true }));
+      const raw = await this.world.writer.get(l2ItemKey(this.table, id, CURRENT));
+      const value = raw === null ? undefined : decodeStreamValue(raw, id, CURRENT);
+      const current = value !== undefined && value.inc === incarnation ? value : undefined;
+      if (Item === undefined) {
+        if (current?.item) problems.push(id);
+      } else if (current?.item == null || canonical(current.item) !== canonical(toDynamoJson(Item))) {
+        problems.push(id);
+      }
+    }
+    return problems;
   }
 
   /** `false` when the table's catalog rules out an ACTIVE pointer. */
@@ -444,6 +469,15 @@ const quiet: Log = () => undefined;
 
 function key(id: string) {
   return { [PARTITION_KEY]: { S: id }, [SORT_KEY]: { S: CURRENT } };
+}
+
+/** JSON with keys sorted at every level. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
 }
 
 function same(a: Answer | undefined, b: Answer | undefined): boolean {
