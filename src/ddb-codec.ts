@@ -11,6 +11,7 @@
  * ways (as `JSON.parse` gives them), sets become lists and `undefined` list members become NULL.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { setOwn } from './schema/checksum';
 
 export type Item = Record<string, AttributeValue>;
 
@@ -39,11 +40,6 @@ export function toItem(obj: Record<string, unknown>): Item {
   return out;
 }
 
-/** `obj[key] = value` that keeps a `__proto__` key an ordinary own property (never the object's prototype). */
-export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-  else obj[key] = value;
-}
 
 /** Converts an attribute value back to a JSON-like value (numbers as JS numbers, binary as Uint8Array). */
 export function fromAttr(attr: AttributeValue): unknown {

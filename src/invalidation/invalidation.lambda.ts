@@ -4,9 +4,9 @@
  * freshness epoch per batch. Reports partial batch failures. The logic is in ./write-through.ts; this file
  * holds the connection (module scope: opened at init, one IAM token per connection, reused across invocations).
  */
+import { ValkeyWriter } from './valkey-writer';
 import { BatchResult, Log, StreamRecord, writeThrough } from './write-through';
 import { cacheConfigFromEnv } from '../runtime/l2-env';
-import { ValkeyL2 } from '../runtime/valkey';
 import { Env } from '../schema/env';
 
 /** The value of a variable the construct sets, or an error naming it. */
@@ -24,7 +24,7 @@ const log: Log = (level, message, fields = {}) => {
 
 const tableName = requireEnv(Env.tableName);
 requireEnv(Env.cacheEndpoint);
-const l2 = new ValkeyL2({
+const l2 = new ValkeyWriter({
   ...cacheConfigFromEnv(process.env, {
     // The execution role's credentials, as Lambda sets them; one token is signed per connection.
     credentials: async () => ({

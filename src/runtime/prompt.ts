@@ -2,7 +2,7 @@
  * The prompt object `getPrompt` returns: built once per table read, deeply frozen, shared by every caller.
  */
 import { PromptRenderError, PromptStoreError } from './errors';
-import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
+import { JsonValue, PromptContent, contentOf, setOwn } from '../schema/checksum';
 import { Attr, MAX_VERSION_NUMBER, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
 import { TEMPLATE_VARIABLE } from '../schema/template';
 
@@ -196,11 +196,7 @@ function fillJson(value: JsonValue, variables: PromptVariables, missing: Set<str
   if (Array.isArray(value)) return value.map((v) => fillJson(v, variables, missing));
   if (value !== null && typeof value === 'object') {
     const out: { [key: string]: JsonValue } = {};
-    for (const [k, v] of Object.entries(value)) {
-      const filled = fillJson(v, variables, missing);
-      if (k === '__proto__') Object.defineProperty(out, k, { value: filled, enumerable: true, writable: true, configurable: true });
-      else out[k] = filled;
-    }
+    for (const [k, v] of Object.entries(value)) setOwn(out, k, fillJson(v, variables, missing));
     return out;
   }
   return value;

@@ -20,13 +20,9 @@
 import { createHash } from 'node:crypto';
 import type * as Redis from 'redis';
 import { AwsCredentials, iamAuthToken } from './iam-token';
-import { L2_EPOCH_BUMP_SCRIPT, L2_WRITE_THROUGH_SCRIPT } from '../schema/l2';
 
 /** ElastiCache drops an IAM-authenticated connection after 12 h; replace it well before. */
 export const CONNECTION_REFRESH_MS = 11 * 60 * 60 * 1000;
-const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
-const WRITE_THROUGH_SHA1 = sha1(L2_WRITE_THROUGH_SCRIPT);
-const EPOCH_BUMP_SHA1 = sha1(L2_EPOCH_BUMP_SCRIPT);
 /** First reconnection delay; each failure doubles it up to `maxBackoffMs`. */
 export const RECONNECT_BASE_MS = 1000;
 
@@ -193,17 +189,9 @@ export class ValkeyL2 {
     return this.run((c) => c.incr(key));
   }
 
-  /** The ordered write-through script (src/schema/l2.ts): 1 written, 0 kept (the stored token is equal or newer). */
-  writeThroughValue(key: string, inc: string, seq: string, value: string, ttlSeconds: number): Promise<number> {
-    return this.script(L2_WRITE_THROUGH_SCRIPT, WRITE_THROUGH_SHA1, [key], [inc, seq, value, String(ttlSeconds)]);
-  }
-
-  /** Moves the epoch (healing any garbage) to `<counter + 1> <incarnation>`; returns the counter. */
-  bumpEpoch(key: string, inc: string, latestInc: string): Promise<number> {
-    return this.script(L2_EPOCH_BUMP_SCRIPT, EPOCH_BUMP_SHA1, [key], [inc, latestInc]);
-  }
-
-  private script(text: string, sha: string, keys: string[], args: string[]): Promise<number> {
+  /** Runs a Lua script by its SHA-1 (`EVALSHA`), sending its text (`EVAL`) when the server does not know it yet. */
+  protected script(text: string, keys: string[], args: string[]): Promise<number> {
+    const sha = createHash('sha1').update(text).digest('hex');
     const options = { keys, arguments: args };
     return this.run(async (conn) => {
       try {

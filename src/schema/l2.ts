@@ -27,6 +27,7 @@
  * Readers may read every key of their table and write only `#fill/` keys (ACL `%R~…/<table>/*` plus
  * `~…/<table>/#fill/*`); the invalidation function may write every key of its table.
  */
+import { setOwn } from './checksum';
 import { CATALOG_ID, CURRENT, PARTITION_KEY, RESERVED_PREFIX, SORT_KEY } from './keys';
 
 /** Prefix of every L2 key; `v3` is the version of the key and value format. */
@@ -206,26 +207,24 @@ export function epochIncarnation(raw: unknown): string | undefined {
  * ARGV[2] = sequence number, ARGV[3] = value, ARGV[4] = TTL seconds. Returns 1 written, 0 kept (the stored value's
  * token is equal or greater). A stored value of another type or format (garbage, a v2 value) is replaced.
  */
-export const L2_WRITE_THROUGH_SCRIPT = [
-  "local cur = redis.pcall('GET', KEYS[1])",
-  "if type(cur) == 'string' then",
-  '  local ok, doc = pcall(cjson.decode, cur)',
-  "  if ok and type(doc) == 'table' and type(doc.inc) == 'string' and type(doc.seq) == 'string'",
-  "    and string.match(doc.seq, '^%d+$') then",
-  '    local newer',
-  '    if doc.inc ~= ARGV[1] then',
-  '      newer = ARGV[1] > doc.inc',
-  '    else',
-  "      local a = string.gsub(ARGV[2], '^0+', '')",
-  "      local b = string.gsub(doc.seq, '^0+', '')",
-  '      if #a ~= #b then newer = #a > #b else newer = a > b end',
-  '    end',
-  '    if not newer then return 0 end',
-  '  end',
-  'end',
-  "redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[4]))",
-  'return 1',
-].join('\n');
+export const L2_WRITE_THROUGH_SCRIPT = `local cur = redis.pcall('GET', KEYS[1])
+if type(cur) == 'string' then
+  local ok, doc = pcall(cjson.decode, cur)
+  if ok and type(doc) == 'table' and type(doc.inc) == 'string' and type(doc.seq) == 'string'
+    and string.match(doc.seq, '^%d+$') then
+    local newer
+    if doc.inc ~= ARGV[1] then
+      newer = ARGV[1] > doc.inc
+    else
+      local a = string.gsub(ARGV[2], '^0+', '')
+      local b = string.gsub(doc.seq, '^0+', '')
+      if #a ~= #b then newer = #a > #b else newer = a > b end
+    end
+    if not newer then return 0 end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[4]))
+return 1`;
 
 /**
  * Moves the epoch: KEYS[1] = epoch key, ARGV[1] = the batch's incarnation, ARGV[2] = the latest incarnation
@@ -233,18 +232,16 @@ export const L2_WRITE_THROUGH_SCRIPT = [
  * being the greater of ARGV[1] and the stored one if that is well-formed and not after ARGV[2]. Heals any
  * garbage: another type, a non-integer, a counter of 15 digits or more (restarts at 1). Returns the counter.
  */
-export const L2_EPOCH_BUMP_SCRIPT = [
-  "local cur = redis.pcall('GET', KEYS[1])",
-  'local n, inc = 0, ARGV[1]',
-  "if type(cur) == 'string' then",
-  "  local c, i = string.match(cur, '^(%d+) (%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.%d%d%d)$')",
-  '  if c and #c < 15 then n = tonumber(c) end',
-  '  if i and i > inc and i <= ARGV[2] then inc = i end',
-  'end',
-  'n = n + 1',
-  "redis.call('SET', KEYS[1], string.format('%d %s', n, inc))",
-  'return n',
-].join('\n');
+export const L2_EPOCH_BUMP_SCRIPT = `local cur = redis.pcall('GET', KEYS[1])
+local n, inc = 0, ARGV[1]
+if type(cur) == 'string' then
+  local c, i = string.match(cur, '^(%d+) (%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.%d%d%d)$')
+  if c and #c < 15 then n = tonumber(c) end
+  if i and i > inc and i <= ARGV[2] then inc = i end
+end
+n = n + 1
+redis.call('SET', KEYS[1], string.format('%d %s', n, inc))
+return n`;
 
 /** The writer's now as a stream label (ISO-8601 without zone, milliseconds). */
 export function incarnationAt(ms: number): string {
@@ -259,9 +256,13 @@ export function incarnationAt(ms: number): string {
  */
 export const L2_CONNECTION_COMMANDS: readonly string[] = ['hello', 'auth', 'ping', 'cluster|slots', 'cluster|shards', 'client|setname', 'readonly'];
 /** Readers: `GET` (stream values, fills, the epoch) and `SET` (fills only: the key permissions allow no other write). */
-export const L2_READER_COMMANDS: readonly string[] = ['get', 'set', ...L2_CONNECTION_COMMANDS];
+export const L2_READER_COMMANDS: readonly string[] = [
+  'get', 'set', 'hello', 'auth', 'ping', 'cluster|slots', 'cluster|shards', 'client|setname', 'readonly',
+]; // written out (no spread), so bundles that do not use the lists drop them
 /** The invalidation function: the ordering and epoch scripts (hence `get`/`set`), `del` when a write cannot land. */
-export const L2_WRITER_COMMANDS: readonly string[] = ['get', 'set', 'evalsha', 'eval', 'del', ...L2_CONNECTION_COMMANDS];
+export const L2_WRITER_COMMANDS: readonly string[] = [
+  'get', 'set', 'evalsha', 'eval', 'del', 'hello', 'auth', 'ping', 'cluster|slots', 'cluster|shards', 'client|setname', 'readonly',
+];
 
 /** A Redis ACL rule string for `commands` on `pattern`: `~pattern -@all +cmd …` (without user, `on` or password). */
 export function l2AccessRules(pattern: string, commands: readonly string[]): string {
@@ -284,7 +285,7 @@ export function l2WriterAccessRules(tableName: string): string {
 /** Converts an SDK attribute value map (binary as `Uint8Array`) to DynamoDB JSON (binary as base64). */
 export function toDynamoJson(item: Record<string, unknown>): DynamoJsonItem {
   const out: DynamoJsonItem = {};
-  for (const [k, v] of Object.entries(item)) setOwnKey(out, k, toJsonValue(v as Record<string, unknown>));
+  for (const [k, v] of Object.entries(item)) setOwn(out, k, toJsonValue(v as Record<string, unknown>));
   return out;
 }
 
@@ -300,14 +301,8 @@ function toJsonValue(av: Record<string, unknown>): DynamoJsonValue {
 /** Converts DynamoDB JSON back to an SDK attribute value map (binary as `Uint8Array`). */
 export function fromDynamoJson(item: DynamoJsonItem): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(item)) setOwnKey(out, k, fromJsonValue(v));
+  for (const [k, v] of Object.entries(item)) setOwn(out, k, fromJsonValue(v));
   return out;
-}
-
-/** `obj[key] = value`, a `__proto__` key kept an ordinary own property. */
-function setOwnKey<T>(obj: Record<string, T>, key: string, value: T): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-  else obj[key] = value;
 }
 
 function fromJsonValue(av: DynamoJsonValue): Record<string, unknown> {

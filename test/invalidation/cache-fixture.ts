@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { STREAM_FILTER_PATTERN } from '../../src/invalidation/filter';
-import { ValkeyConfig, ValkeyL2 } from '../../src/runtime/valkey';
+import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
+import { ValkeyConfig } from '../../src/runtime/valkey';
 import { Env, l2ReaderAccessRules, l2WriterAccessRules, PARTITION_KEY, SORT_KEY } from '../../src/schema';
 import { LambdaProcess, startLambda } from '../support/lambda-runner';
 import { RedisServer, startRedisServer } from '../support/redis-server';
@@ -79,8 +80,8 @@ export function poller(streamArn: string, invoke: LambdaProcess['invoke'], optio
 }
 
 /** The adapter as a reader (or writer) of `cache`: IAM auth with fake credentials, TLS trusting the test CA, cluster mode. */
-export function cacheClient(cache: RedisServer, user = READER, extra: Partial<ValkeyConfig> = {}): ValkeyL2 {
-  return new ValkeyL2({
+export function cacheClient(cache: RedisServer, user = READER, extra: Partial<ValkeyConfig> = {}): ValkeyWriter {
+  return new ValkeyWriter({
     host: 'localhost',
     port: cache.port,
     tls: true,

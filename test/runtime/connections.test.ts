@@ -5,8 +5,8 @@
  */
 import { createClient } from 'redis';
 import { BlackholeProxy, startBlackholeProxy } from './blackhole-proxy';
+import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
 import { writeThrough } from '../../src/invalidation/write-through';
-import { ValkeyL2 } from '../../src/runtime/valkey';
 import { l2ItemKey } from '../../src/schema';
 import { ADMIN_AUTH, RedisServer, startRedisServer } from '../support/redis-server';
 
@@ -28,8 +28,8 @@ async function proxy(): Promise<BlackholeProxy> {
   return p;
 }
 
-function adapter(port: number, extra: Record<string, unknown> = {}): ValkeyL2 {
-  const l2 = new ValkeyL2({
+function adapter(port: number, extra: Record<string, unknown> = {}): ValkeyWriter {
+  const l2 = new ValkeyWriter({
     host: '127.0.0.1', port, tls: false, cluster: false, username: 'app', password: 'secret', connectTimeoutMs: 500, commandTimeoutMs: 300, ...extra,
   });
   closers.push(() => l2.close());

@@ -22,6 +22,7 @@ import {
 import * as fc from 'fast-check';
 import { fromItem, toItem } from '../../src/ddb-codec';
 import { STREAM_FILTER_PATTERN } from '../../src/invalidation/filter';
+import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
 import { Log, writeThrough } from '../../src/invalidation/write-through';
 import { PromptClient, PromptNotFoundError } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
@@ -107,7 +108,7 @@ export class World {
   }
 
   readonly admin: DynamoDBClient = localDynamoDBClient();
-  readonly writer: ValkeyL2;
+  readonly writer: ValkeyWriter;
   private readonly python: ChildProcessWithoutNullStreams;
   private readonly answers: readline.Interface;
   private readonly pending: ((line: string) => void)[] = [];
@@ -130,8 +131,8 @@ export class World {
     this.answers.on('line', (line) => this.pending.shift()?.(line));
   }
 
-  adapter(user: string): ValkeyL2 {
-    return new ValkeyL2({
+  adapter(user: string): ValkeyWriter {
+    return new ValkeyWriter({
       host: 'localhost',
       port: this.cache.port,
       tls: true,

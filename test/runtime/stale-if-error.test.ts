@@ -6,8 +6,8 @@
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { failNextGetItems, logGetItemKeys, publish, textContent } from './fixtures';
+import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
 import { PromptClient } from '../../src/runtime';
-import { ValkeyL2 } from '../../src/runtime/valkey';
 import {
   CURRENT, encodeStreamValue, incarnationAt, l2EpochKey, l2FillKey, l2ItemKey, PARTITION_KEY, SORT_KEY, toDynamoJson,
 } from '../../src/schema';
@@ -19,7 +19,7 @@ const INC = '2026-01-02T03:04:05.678';
 let admin: DynamoDBClient;
 let table: string;
 let server: RedisServer;
-let writer: ValkeyL2;
+let writer: ValkeyWriter;
 const closers: (() => Promise<unknown> | unknown)[] = [];
 
 beforeAll(async () => {
@@ -43,8 +43,8 @@ afterAll(async () => {
   admin.destroy();
 });
 
-function adapter(): ValkeyL2 {
-  return new ValkeyL2({ host: '127.0.0.1', port: server.port, tls: false, cluster: false, connectTimeoutMs: 2000 });
+function adapter(): ValkeyWriter {
+  return new ValkeyWriter({ host: '127.0.0.1', port: server.port, tls: false, cluster: false, connectTimeoutMs: 2000 });
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
