@@ -263,13 +263,13 @@ export interface ExistingPromptCacheOptions extends PromptCacheOptions {
 
   /**
    * An IAM-authenticated user in the cache's user group for readers. Its access string must allow the
-   * commands and keys listed in docs/CACHE-CONSTRUCT.md (`L2_READER_COMMANDS` on this table's key pattern).
+   * commands and keys listed in docs/CACHE-CONSTRUCT.md (`l2ReaderAccessRules`: read this table's keys, write its fills).
    */
   readonly readerUserId: string;
 
   /**
-   * An IAM-authenticated user in the cache's user group for the invalidation function (`L2_WRITER_COMMANDS`
-   * on this table's key pattern).
+   * An IAM-authenticated user in the cache's user group for the invalidation function (`l2WriterAccessRules`:
+   * `L2_WRITER_COMMANDS` on this table's key pattern).
    */
   readonly writerUserId: string;
 }

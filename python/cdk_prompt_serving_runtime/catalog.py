@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Mapping, Optional
 
 from .ddb_codec import from_item
 from .schema.catalog import bloom_might_contain, catalog_problem
@@ -37,7 +37,8 @@ def parse_catalog(item: Optional[Mapping[str, Any]]) -> Optional[BloomFilter]:
     return BloomFilter(bytes(data), bits, hashes)  # type: ignore[arg-type]
 
 
-SharedRead = Callable[[], Optional[Tuple[Dict[str, Any], int]]]
+SharedRead = Callable[[], Any]
+"""Returns the L2's usable catalog value (with ``.item``: the decoded item, ``None`` when removed) or ``None``."""
 SharedFill = Callable[[Mapping[str, Any], float], None]
 
 
@@ -49,7 +50,6 @@ class Catalog:
                  shared_read: Optional[SharedRead] = None, shared_fill: Optional[SharedFill] = None) -> None:
         self._shared_read = shared_read
         self._shared_fill = shared_fill
-        self._revision = -1
         self._reader = reader
         self._max_age = max_age
         self._counters = counters
@@ -117,14 +117,12 @@ class Catalog:
         try:
             shared = self._shared_read() if self._shared_read is not None else None
             if shared is not None:
-                self._take(*shared)
+                self._filter = parse_catalog(shared.item)
             else:
                 fetched_at = self._clock()
                 raw = self._reader.get_item(CATALOG_ID, CURRENT, deadline)
                 item = from_item(raw) if raw is not None else None
                 self._filter = parse_catalog(item)
-                revision = item.get("revision") if item is not None else None
-                self._revision = revision if isinstance(revision, int) and not isinstance(revision, bool) else 0
                 if raw is not None and self._shared_fill is not None:
                     self._shared_fill(raw, fetched_at)
             self._counters.catalog_loads += 1
@@ -132,20 +130,14 @@ class Catalog:
             logger.debug("catalog read failed (nothing is ruled out): %s", err)
         self._read_at = self._clock()
 
-    def _take(self, item: Dict[str, Any], revision: int) -> None:
-        self._filter = parse_catalog(item)
-        self._revision = revision
-
     def revalidate(self) -> bool:
-        """Takes the L2's catalog if its revision is higher than the one held (the epoch moved); never raises."""
-        if self._shared_read is None or self._read_at is None:
+        """The epoch moved: re-reads the catalog now (from the L2 first). A read already under way may have started
+        before the move, so it is waited for and followed by one more. Never raises."""
+        if self._read_at is None:
             return False
-        try:
-            shared = self._shared_read()
-        except Exception:  # noqa: BLE001
-            return False
-        if shared is None or shared[1] <= self._revision:
-            return False
-        self._take(*shared)
-        self._read_at = self._clock()
+        with self._lock:
+            event = self._reading
+        if event is not None:
+            event.wait(10.0)
+        self.refresh()
         return True

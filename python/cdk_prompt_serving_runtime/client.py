@@ -20,12 +20,14 @@ from .prompt import Prompt, is_deleted, prompt_from_item
 from .schema.env import Env
 from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, is_valid_prompt_id, version_key
 from .schema.l2 import (
-    L2_VALUE_TTL_SECONDS,
-    decode_l2_value,
-    encode_l2_value,
-    item_revision,
-    l2_catalog_key,
+    compare_tokens,
+    decode_fill_value,
+    decode_stream_value,
+    encode_fill_value,
+    epoch_incarnation,
     l2_epoch_key,
+    l2_fill_key,
+    l2_fill_ttl_seconds,
     l2_item_key,
 )
 from .stats import Counters, report_l2_unavailable
@@ -45,18 +47,22 @@ _NEVER_POLLED = object()
 
 class _Entry:
     """One remembered prompt. ``failing``: the last read of this key failed, so serve this copy at once (within
-    the stale-if-error bound) while reads retry."""
+    the stale-if-error bound) while reads retry. ``invalidated``: the epoch moved and the L2 could not confirm this
+    copy, so it is not served as fresh (nor stale-while-revalidate) but kept as the last good copy for
+    stale-if-error until a newer one is in hand. ``token``: the stream value's ordering token (stream copies only)."""
 
-    __slots__ = ("key", "prompt", "version", "expires_at", "revision", "failing", "used", "_stale")
+    __slots__ = ("key", "prompt", "version", "expires_at", "token", "failing", "invalidated", "used", "_stale")
 
-    def __init__(self, key: Hashable, prompt: Prompt, version: Optional[int], expires_at: float, revision: int) -> None:
+    def __init__(self, key: Hashable, prompt: Prompt, version: Optional[int], expires_at: float,
+                 token: Optional[Tuple[str, str]]) -> None:
         self.key = key
         self.used = False
         self.prompt = prompt
         self.version = version
         self.expires_at = expires_at
-        self.revision = revision
+        self.token = token
         self.failing = False
+        self.invalidated = False
         self._stale: Optional[Prompt] = None
 
     @property
@@ -65,6 +71,18 @@ class _Entry:
         if s is None:
             s = self._stale = self.prompt.stale_copy()
         return s
+
+
+class _Shared:
+    """A usable L2 value: ``item`` decoded (``None``: the stream says the row was removed), where it came from."""
+
+    __slots__ = ("item", "token", "fetched_at", "source")
+
+    def __init__(self, item: Optional[Dict[str, Any]], token: Optional[Tuple[str, str]], fetched_at: float, source: str) -> None:
+        self.item = item
+        self.token = token
+        self.fetched_at = fetched_at
+        self.source = source
 
 
 class _Flight:
@@ -203,14 +221,17 @@ class PromptClient:
             self._counters,
         )
         self._l2: Optional[PromptCacheL2] = self._build_l2(l2, env)
-        catalog_key = l2_catalog_key(o.table_name)
         self._catalog = Catalog(
             self._reader, o.catalog_max_age, self._counters, self._clock,
-            (lambda: self._read_l2(catalog_key, CATALOG_ID)) if self._l2 is not None else None,
-            (lambda raw, fetched_at: self._write_l2(catalog_key, raw, fetched_at)) if self._l2 is not None else None,
+            (lambda: self._read_l2(CATALOG_ID, CURRENT)) if self._l2 is not None else None,
+            (lambda raw, fetched_at: self._write_l2(CATALOG_ID, CURRENT, raw, fetched_at)) if self._l2 is not None else None,
         )
+        self._write_through = bool(getattr(self._l2, "write_through", False))
         self._epoch_key = l2_epoch_key(o.table_name)
         self._epoch: Any = _NEVER_POLLED
+        self._incarnation: Optional[str] = None
+        self._generation = 0
+        """Epoch moves seen: a load that started before the latest one may carry what it replaced."""
         self._epoch_due = 0.0 if self._l2 is not None else math.inf
         self._epoch_polling = False
 
@@ -280,11 +301,14 @@ class PromptClient:
             now = self._clock()
             if now >= self._epoch_due:
                 self._epoch_tick(now)
-            if entry.expires_at > now:
+            if entry.expires_at > now and not entry.invalidated:
                 entry.used = True
                 self._hits += 1
                 return entry.prompt
             return self._miss(prompt_id, version, entry.key, entry)
+        now = self._clock()
+        if now >= self._epoch_due and self._epoch is not _NEVER_POLLED:  # misses watch the epoch too (the catalog)
+            self._epoch_tick(now)
         return self._miss(prompt_id, version, prompt_id if version is None else (prompt_id, version), None)
 
     def preload(self, prompt_ids: Iterable[str] = ()) -> None:
@@ -347,14 +371,14 @@ class PromptClient:
 
     def _fresh(self, prompt_id: str, now: float) -> bool:
         entry = self._map.get(prompt_id)
-        return entry is not None and entry.expires_at > now
+        return entry is not None and entry.expires_at > now and not entry.invalidated
 
     def _miss(self, prompt_id: Any, version: Any, key: Optional[Hashable], cached: Optional[_Entry]) -> Prompt:
         """Everything but a fresh hit; ``cached`` is the expired copy of this key, if any."""
         o = self._options
         now = self._clock()
         if cached is not None and (
-            now < cached.expires_at + o.stale_while_revalidate
+            (not cached.invalidated and now < cached.expires_at + o.stale_while_revalidate)
             or (cached.failing and now < cached.expires_at + o.stale_if_error)
         ):
             self._counters.stale_serves += 1
@@ -435,36 +459,43 @@ class PromptClient:
             self._prompts.delete(key)
             raise PromptNotFoundError(prompt_id, version, "not in the catalog")
         sort_key = self._sort_key(version)
-        shared_key = l2_item_key(self._options.table_name, prompt_id, sort_key) if self._l2 is not None else None
-        if shared_key is not None:
-            shared = self._read_l2(shared_key, prompt_id)
-            held = self._map.get(key)
-            if shared is not None and held is not None and shared[1] < held.revision:
-                shared = None  # an L2 copy older than the one held (a fill that failed): ask the table
+        generation = self._generation
+        if self._l2 is not None:
+            shared = self._read_l2(prompt_id, sort_key)
             if shared is not None:
-                item, revision = shared
-                if is_deleted(item):  # the write-through's tombstone: as authoritative as the table's
+                if shared.item is None or is_deleted(shared.item):  # the stream's tombstone or removal
                     self._forget(key)
-                    raise PromptNotFoundError(prompt_id, version, "deleted")
-                return self._remember(key, prompt_from_item(item), version, self._clock(), revision)
+                    raise PromptNotFoundError(prompt_id, version, None if shared.item is None else "deleted")
+                try:
+                    return self._remember(key, prompt_from_item(shared.item), version,
+                                          self._clock() if shared.source == "stream" else shared.fetched_at, shared.token,
+                                          generation)
+                except PromptStoreError as err:  # an L2 value that breaks the contract: read the table
+                    self._counters.l2_errors += 1
+                    logger.debug("L2 value of %s/%s ignored: %s", prompt_id, sort_key, err)
         fetched_at = self._clock()
         raw = self._reader.get_item(prompt_id, sort_key, deadline)
         try:
             item = from_item(raw) if raw is not None else None
         except (TypeError, ValueError) as err:
             raise PromptStoreError(f"item {prompt_id}/{sort_key} breaks the wire contract: {err}") from err
-        if shared_key is not None and raw is not None:
-            self._write_l2(shared_key, raw, fetched_at)
+        if self._l2 is not None and raw is not None:
+            self._write_l2(prompt_id, sort_key, raw, fetched_at)
         if item is None or is_deleted(item):
             self._forget(key)
             raise PromptNotFoundError(prompt_id, version, None if item is None else "deleted")
-        revision = item.get("revision")
-        rev = revision if isinstance(revision, int) and not isinstance(revision, bool) and revision >= 0 else 0
-        return self._remember(key, prompt_from_item(item), version, fetched_at, rev)
+        return self._remember(key, prompt_from_item(item), version, fetched_at, None, generation)
 
-    def _remember(self, key: Hashable, prompt: Prompt, version: Optional[int], fetched_at: float, revision: int) -> Prompt:
+    def _remember(self, key: Hashable, prompt: Prompt, version: Optional[int], fetched_at: float,
+                  token: Optional[Tuple[str, str]], generation: Optional[int] = None) -> Prompt:
+        held = self._map.get(key)
+        if (held is not None and held.token is not None and not held.invalidated and held.expires_at > self._clock()
+                and (token is None or compare_tokens(held.token, token) > 0)):
+            return held.prompt  # a late load: the stream's newer value arrived meanwhile
         expires_at = fetched_at + self._options.max_age if version is None else math.inf
-        entry = _Entry(key, prompt, version, expires_at, revision)
+        entry = _Entry(key, prompt, version, expires_at, token)
+        if version is None and generation is not None and generation != self._generation:
+            entry.invalidated = True  # loaded before an epoch move that re-validated the rest: re-validated next read
         if version is not None:
             with self._lock:
                 self._pinned.setdefault(prompt.id, {})[version] = entry
@@ -492,36 +523,56 @@ class PromptClient:
     # L2
     # ------------------------------------------------------------------------------------------------------
 
-    def _read_l2(self, shared_key: str, prompt_id: str) -> Optional[Tuple[Dict[str, Any], int]]:
-        """The decoded item and revision from the L2, or ``None`` (absent, unreadable, failing or slow L2). Freshness
-        comes from the write-through and the epoch, so any well-formed value is used."""
+    def _read_l2(self, prompt_id: str, sort_key: str, stream_only: bool = False) -> Optional[_Shared]:
+        """The L2's usable value of an item: the stream value when its incarnation is the epoch's, else a fill read
+        from the table less than ``max_age_seconds`` ago (a pinned version's fill whatever its age); ``None`` when
+        there is none (absent, another incarnation, too old, unreadable, failing or slow L2)."""
         assert self._l2 is not None
+        table = self._options.table_name
+        incarnation = None
+        if self._write_through:
+            if self._epoch is _NEVER_POLLED:  # the first read learns the incarnation before it trusts a stream value
+                self._epoch_due = self._clock() + self._options.epoch_poll_interval
+                self.poll_epoch()
+            incarnation = self._incarnation
         try:
-            raw = self._l2.get(shared_key)
-            value = None if raw is None else decode_l2_value(raw, prompt_id, self._clock() * 1000)
-            if value is not None:
-                item = from_item(value.item)
-                self._counters.l2_hits += 1
-                return item, value.revision
+            if incarnation is not None:
+                stream = decode_stream_value(self._l2.get(l2_item_key(table, prompt_id, sort_key)), prompt_id, sort_key)
+                if stream is not None and stream.inc == incarnation:
+                    item = _decode_item(stream.item) if stream.item is not None else None
+                    if stream.item is None or item is not None:
+                        self._counters.l2_hits += 1
+                        return _Shared(item, (stream.inc, stream.seq), self._clock(), "stream")
+            if not stream_only:
+                now = self._clock()
+                fill = decode_fill_value(self._l2.get(l2_fill_key(table, prompt_id, sort_key)), prompt_id, sort_key, now * 1000)
+                if (fill is not None and fill.inc == incarnation
+                        and (sort_key != CURRENT or now * 1000 < fill.fetched_at + self._options.max_age * 1000)):
+                    item = _decode_item(fill.item)
+                    if item is not None:
+                        self._counters.l2_hits += 1
+                        return _Shared(item, None, fill.fetched_at / 1000, "fill")
             self._counters.l2_misses += 1
         except Exception as err:  # noqa: BLE001 - an L2 failure never fails a read
             self._counters.l2_errors += 1
-            logger.debug("L2 read of %s failed: %s", shared_key, err)
+            logger.debug("L2 read of %s/%s failed: %s", prompt_id, sort_key, err)
         return None
 
-    def _write_l2(self, shared_key: str, raw_item: Mapping[str, Any], fetched_at: float) -> None:
-        """Fills the L2 after a table read, through the ordering script (never over a newer revision)."""
+    def _write_l2(self, prompt_id: str, sort_key: str, raw_item: Mapping[str, Any], fetched_at: float) -> None:
+        """Fills the L2 after a table read, for the L1 bound (``max_age_seconds + stale_while_revalidate_seconds``)."""
         assert self._l2 is not None
+        ttl = l2_fill_ttl_seconds(self._options.max_age, self._options.stale_while_revalidate)
+        if ttl < 1:
+            return
         try:
             from .ddb_codec import to_json_item
 
-            item = to_json_item(raw_item)
-            revision = item_revision(item)
-            self._l2.put_if_newer(shared_key, revision, encode_l2_value(revision, round(fetched_at * 1000), item),
-                                  L2_VALUE_TTL_SECONDS)
+            value = encode_fill_value(self._incarnation if self._write_through else None, round(fetched_at * 1000),
+                                      to_json_item(raw_item))
+            self._l2.set(l2_fill_key(self._options.table_name, prompt_id, sort_key), value, ttl)
         except Exception as err:  # noqa: BLE001
             self._counters.l2_errors += 1
-            logger.debug("L2 fill of %s failed: %s", shared_key, err)
+            logger.debug("L2 fill of %s/%s failed: %s", prompt_id, sort_key, err)
 
     def _epoch_tick(self, now: float) -> None:
         """At most one epoch poll per interval per client, in the background."""
@@ -540,7 +591,7 @@ class PromptClient:
 
     def poll_epoch(self) -> bool:
         """Reads the L2 freshness epoch now; when it moved since the last poll, re-validates every CURRENT copy in
-        memory against the L2 (one GET per key) and takes any with a higher revision. Returns whether it moved.
+        memory against the L2 (one GET per key, see ``_revalidate``). Returns whether it moved.
         Called by reads in the background once per ``epoch_poll_interval_ms``; never raises."""
         if self._l2 is None:
             return False
@@ -552,6 +603,7 @@ class PromptClient:
             logger.debug("L2 epoch read failed: %s", err)
             return False
         epoch = raw.decode() if isinstance(raw, bytes) else raw
+        self._incarnation = epoch_incarnation(epoch)
         previous, self._epoch = self._epoch, epoch
         if previous is _NEVER_POLLED or epoch == previous:
             return False
@@ -559,23 +611,37 @@ class PromptClient:
         return True
 
     def _revalidate(self) -> None:
-        if self._catalog.revalidate():
-            self._counters.l2_refreshes += 1
-        table = self._options.table_name
+        self._generation += 1
+        self._revalidate_copies()
+
+    def _revalidate_copies(self) -> None:
+        """The epoch moved: each CURRENT copy is compared with the L2's stream value (one GET each, no table read):
+        replaced by a different one, kept fresh by the same one, otherwise marked for re-validation — never dropped,
+        so it stays the last good copy for stale-if-error until a newer one is in hand. Not-found answers are
+        forgotten and the catalog is re-read."""
+        self._not_found.clear()
+        self._catalog.revalidate()
         for key, entry in self._prompts.items():
             if entry.version is not None or not isinstance(key, str):
                 continue  # exact versions are immutable
-            shared = self._read_l2(l2_item_key(table, key, CURRENT), key)
-            if shared is None or shared[1] <= entry.revision:
+            shared = self._read_l2(key, CURRENT, stream_only=True)
+            if self._map.get(key) is not entry:
+                continue  # replaced meanwhile
+            if shared is None or shared.token is None:
+                entry.invalidated = True
                 continue
-            item, revision = shared
-            if is_deleted(item):
+            if entry.token is not None and compare_tokens(shared.token, entry.token) == 0:
+                entry.expires_at = max(entry.expires_at, self._clock() + self._options.max_age)
+                entry.invalidated = False
+                continue
+            if shared.item is None or is_deleted(shared.item):
                 self._forget(key)
             else:
                 try:
-                    self._remember(key, prompt_from_item(item), None, self._clock(), revision)
+                    self._remember(key, prompt_from_item(shared.item), None, self._clock(), shared.token)
                 except PromptStoreError as err:
                     logger.warning("L2 value of %s ignored: %s", key, err)
+                    entry.invalidated = True
                     continue
             self._counters.l2_refreshes += 1
 
@@ -590,6 +656,14 @@ class PromptClient:
             isinstance(version, int) and not isinstance(version, bool) and 1 <= version <= MAX_VERSION_NUMBER
         ):
             raise PromptNotFoundError(prompt_id, version, f"a version is an integer from 1 to {MAX_VERSION_NUMBER}")
+
+
+def _decode_item(item: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """An L2 item decoded; ``None`` when it holds attribute values no DynamoDB item can (a forged value)."""
+    try:
+        return from_item(item)
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _show_id(prompt_id: Any) -> str:

@@ -15,13 +15,14 @@ except ImportError:  # pragma: no cover
 
 
 class PromptCacheL2(Protocol):
-    """A Redis-protocol cache holding values of the L2 wire contract (see ``schema.l2``)."""
+    """A Redis-protocol cache holding values of the L2 wire contract (see ``schema.l2``, v3). An object with a true
+    ``write_through`` attribute (the built-in adapter on the construct's cache tier) also has its stream values
+    used and its epoch watched; any other is used for fills only."""
 
     def get(self, key: str) -> Optional[str]:
         """The value under ``key`` or ``None``."""
         ...
 
-    def put_if_newer(self, key: str, revision: int, value: str, ttl_seconds: int) -> bool:
-        """Stores ``value`` only if ``revision`` is greater than the stored value's (the contract's script);
-        ``True`` when written."""
+    def set(self, key: str, value: str, ttl_seconds: int) -> None:
+        """Stores a fill ``value`` under ``key`` for ``ttl_seconds`` (the reader's L1 bound)."""
         ...

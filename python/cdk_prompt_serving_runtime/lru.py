@@ -71,6 +71,11 @@ class Lru(Generic[V]):
         if value is not None and self._on_remove is not None:
             self._on_remove(value)
 
+    def clear(self) -> None:
+        """Removes every entry (without the removal hook: used for maps that have none)."""
+        with self._lock:
+            self.map.clear()
+
     def items(self) -> List[Tuple[Hashable, V]]:
         with self._lock:
             return list(self.map.items())

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from .errors import PromptRenderError, PromptStoreError
 from .schema.checksum import content_of, js_number
-from .schema.keys import STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT, Attr, parse_version_key
+from .schema.keys import MAX_VERSION_NUMBER, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT, Attr, parse_version_key
 
 # JavaScript's \s (ECMAScript WhiteSpace + LineTerminator), so both clients accept exactly the same placeholders.
 _JS_SPACE = "[\t\n\u000b\u000c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
@@ -177,8 +177,12 @@ def prompt_from_item(item: Mapping[str, Any]) -> Prompt:
 
     content = freeze(content_of(item))
     number = item.get(Attr.version_number)
-    if isinstance(number, (int, float)) and not isinstance(number, bool):
-        version: Optional[int] = int(number) if float(number).is_integer() else None
+    version: Optional[int]
+    if number is not None:
+        whole = isinstance(number, (int, float)) and not isinstance(number, bool) and float(number).is_integer()
+        if not whole or not 1 <= number <= MAX_VERSION_NUMBER:
+            raise malformed(f"{Attr.version_number} {_json_show(number)} is not a whole number from 1 to {MAX_VERSION_NUMBER}")
+        version = int(number)
     else:
         version = parse_version_key(str(item.get(Attr.version)))
     checksum = item.get(Attr.checksum)
@@ -192,7 +196,8 @@ def prompt_from_item(item: Mapping[str, Any]) -> Prompt:
         id=pid,
         version=version,
         checksum=checksum,
-        input_variables=tuple(str(v) for v in variables) if isinstance(variables, tuple) else (),
+        # The declared names: strings only (a list of anything else declares nothing).
+        input_variables=tuple(v for v in variables if isinstance(v, str)) if isinstance(variables, tuple) else (),
         model_id=content.get(Attr.model_id),
         inference_config=content.get(Attr.inference_config),
         content=content,

@@ -10,29 +10,32 @@ Cluster mode (``PROMPT_SERVING_CACHE_CLUSTER=true``, the default: a serverless c
 every command, all single-key, to the endpoint and follows ``MOVED`` redirects, remembering the node of each
 slot; no ``CLUSTER``/``COMMAND`` calls are needed, so the narrow ACL of the construct's users suffices.
 
-After a failure the adapter stays away from the cache for a short, growing pause (100 ms doubling to 5 s) so a
-cache that is down costs the reader nothing but a counter; the next call after the pause tries again.
+Connections cannot hang: every call has a socket timeout (``timeout_ms``), so a black-holed connection fails its
+call within that time and is closed (redis-py drops a connection whose call timed out); an idle pooled connection
+is health-checked (``PING``) before use once ``health_check_interval`` has passed, and TCP keep-alive is on. After a
+failure the adapter stays away from the cache for a growing, jittered pause (1 s doubling to 10 s, times 1 to 1.25)
+so a cache that is down (or an ACL user that was deleted) costs the reader nothing but a counter and at most one
+connection attempt per second; the next call after the pause tries again.
 
 Thread safety: safe to share between threads (redis-py connection pools are thread-safe; the slot map and the
 pause are guarded by a lock).
 """
-import hashlib
 import logging
 import os
+import random
 import threading
 import time
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from .iam_token import RESOURCE_REPLICATION_GROUP, RESOURCE_SERVERLESS, iam_auth_token
 from .schema.env import Env
-from .schema.l2 import L2_PUT_IF_NEWER_SCRIPT
 
 logger = logging.getLogger(__name__)
 
 MAX_CONNECTION_AGE_SECONDS = 11 * 3600
-PAUSE_MIN_SECONDS = 0.1
-PAUSE_MAX_SECONDS = 5.0
-_SCRIPT_SHA = hashlib.sha1(L2_PUT_IF_NEWER_SCRIPT.encode("utf-8")).hexdigest()
+PAUSE_MIN_SECONDS = 1.0
+PAUSE_MAX_SECONDS = 10.0
+HEALTH_CHECK_INTERVAL_SECONDS = 5
 
 
 class L2UnavailableError(Exception):
@@ -162,6 +165,8 @@ class ValkeyL2:
             "connection_class": _connection_class(base, token_provider, max_connection_age_seconds, monotonic),
             "socket_timeout": self._timeout,
             "socket_connect_timeout": self._timeout,
+            "socket_keepalive": True,
+            "health_check_interval": HEALTH_CHECK_INTERVAL_SECONDS,
             "username": user if (user and token_provider is not None) else None,
             "decode_responses": True,
             "max_connections": 64,
@@ -203,14 +208,12 @@ class ValkeyL2:
     def get(self, key: str) -> Optional[str]:
         return self._call(key, lambda r: r.get(key))  # type: ignore[no-any-return]
 
-    def put_if_newer(self, key: str, revision: int, value: str, ttl_seconds: int) -> bool:
-        def run(r: Any) -> Any:
-            try:
-                return r.evalsha(_SCRIPT_SHA, 1, key, revision, value, ttl_seconds)
-            except self._redis.exceptions.NoScriptError:
-                return r.eval(L2_PUT_IF_NEWER_SCRIPT, 1, key, revision, value, ttl_seconds)
+    write_through = True
+    """The construct's cache tier: the invalidation function writes every change through and moves the epoch."""
 
-        return int(self._call(key, run)) == 1
+    def set(self, key: str, value: str, ttl_seconds: int) -> None:
+        """Stores a fill for ``ttl_seconds`` (the reader's ACL allows writes to its fill keys only)."""
+        self._call(key, lambda r: r.set(key, value, ex=ttl_seconds))
 
     def close(self) -> None:
         with self._lock:
@@ -245,6 +248,8 @@ class ValkeyL2:
                     return result
                 except self._redis.exceptions.ResponseError as err:
                     moved = str(err).split()
+                    if _is_auth_failure(err):  # the connection was refused (a deleted user, a bad token): back off
+                        raise self._redis.exceptions.ConnectionError(str(err)) from err
                     if not self._cluster or len(moved) != 3 or moved[0] != "MOVED":
                         raise
                     host, _, port = moved[2].rpartition(":")
@@ -255,9 +260,14 @@ class ValkeyL2:
         except (self._redis.exceptions.ConnectionError, self._redis.exceptions.TimeoutError, OSError) as err:
             with self._lock:
                 self._pause = min(PAUSE_MAX_SECONDS, max(PAUSE_MIN_SECONDS, self._pause * 2))
-                self._down_until = self._monotonic() + self._pause
+                self._down_until = self._monotonic() + self._pause * (1 + random.random() / 4)
             logger.debug("L2 cache unreachable (pausing %.1f s): %s", self._pause, err)
             raise
+
+
+def _is_auth_failure(err: BaseException) -> bool:
+    text = str(err)
+    return text.startswith(("WRONGPASS", "NOAUTH")) or "invalid username-password pair" in text
 
 
 def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], max_age: float,

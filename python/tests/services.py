@@ -167,8 +167,9 @@ class RedisServer:
             )
             from cdk_prompt_serving_runtime.schema.l2 import L2_KEY_PREFIX
 
-            reader_rules = ["~" + L2_KEY_PREFIX + "/*", "-@all", "+get", "+set", "+evalsha", "+eval", "+ping", "+hello", "+auth",
-                            "+cluster|slots", "+cluster|shards", "+client|setname", "+readonly"]  # +set: the script SETs as the caller; no client|setinfo in redis 7.0
+            # The library's reader rules (src/schema/l2.ts l2ReaderAccessRules) for every table: read all keys, write fills only.
+            reader_rules = ["%R~" + L2_KEY_PREFIX + "/*", "~" + L2_KEY_PREFIX + "/*/#fill/*", "-@all", "+get", "+set", "+ping", "+hello",
+                            "+auth", "+cluster|slots", "+cluster|shards", "+client|setname", "+readonly"]
             args += ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", self.ca, "--tls-key-file", key,
                      "--tls-ca-cert-file", self.ca, "--tls-auth-clients", "no",
                      "--cluster-enabled", "yes", "--cluster-port", str(free_port()), "--cluster-config-file", os.path.join(self.dir, "nodes.conf"), "--tls-cluster", "yes",

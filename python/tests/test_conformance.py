@@ -202,47 +202,104 @@ def test_iam_token_golden(case: Dict[str, Any]) -> None:
 L2 = load("l2.json")
 
 
-def test_l2_keys_and_script() -> None:
+def test_l2_keys_scripts_and_encodings() -> None:
     for k in L2["keys"]:
         assert l2s.l2_item_key(k["table"], k["promptId"], k["sortKey"]) == k["key"]
+        assert l2s.l2_fill_key(k["table"], k["promptId"], k["sortKey"]) == k["fillKey"]
     assert l2s.l2_catalog_key(L2["catalogKey"]["table"]) == L2["catalogKey"]["key"]
     assert l2s.l2_epoch_key(L2["epochKey"]["table"]) == L2["epochKey"]["key"]
     assert l2s.l2_key_pattern(L2["keyPattern"]["table"]) == L2["keyPattern"]["pattern"]
+    assert l2s.l2_fill_pattern(L2["keyPattern"]["table"]) == L2["keyPattern"]["fillPattern"]
     assert l2s.L2_VALUE_TTL_SECONDS == L2["valueTtlSeconds"]
-    assert hashlib.sha1(l2s.L2_PUT_IF_NEWER_SCRIPT.encode()).hexdigest() == L2["scriptSha1"]
-    for e in L2["encode"]:
-        assert l2s.encode_l2_value(e["revision"], e["fetchedAt"], e["item"]) == e["encoded"]
+    assert l2s.L2_MAX_CLOCK_SKEW_MS == L2["maxClockSkewMs"]
+    assert hashlib.sha1(l2s.L2_WRITE_THROUGH_SCRIPT.encode()).hexdigest() == L2["writeThroughScriptSha1"]
+    assert hashlib.sha1(l2s.L2_EPOCH_BUMP_SCRIPT.encode()).hexdigest() == L2["epochBumpScriptSha1"]
+    for e in L2["encodeFill"]:
+        assert l2s.encode_fill_value(e["inc"], e["fetchedAt"], e["item"]) == e["encoded"]
+    for e in L2["encodeStream"]:
+        assert l2s.encode_stream_value(e["inc"], e["seq"], e["writtenAt"], e["item"]) == e["encoded"]
+    for c in L2["fillTtl"]:
+        assert l2s.l2_fill_ttl_seconds(c["maxAgeMs"] / 1000, c["staleWhileRevalidateMs"] / 1000) == c["ttl"], c
+    for c in L2["tokens"]:
+        result = l2s.compare_tokens(tuple(c["a"]), tuple(c["b"]))
+        assert (result > 0) - (result < 0) == c["compare"], c
 
 
-@pytest.mark.parametrize("case", L2["decode"], ids=[c["name"] for c in L2["decode"]])
-def test_l2_decode(case: Dict[str, Any]) -> None:
-    value = l2s.decode_l2_value(case["raw"], case["promptId"], case["nowMs"])
-    if case["expect"] is None:
-        assert value is None
-    else:
-        assert value is not None
-        assert (value.revision, value.fetched_at) == (case["expect"]["revision"], case["expect"]["fetchedAt"])
+@pytest.mark.parametrize("case", L2["decodeStream"], ids=[c["name"] for c in L2["decodeStream"]])
+def test_l2_stream_value(case: Dict[str, Any]) -> None:
+    value = l2s.decode_stream_value(case["raw"], case["promptId"], case["sortKey"])
+    got = None if value is None else {"inc": value.inc, "seq": value.seq, "removed": value.item is None}
+    assert got == case["expect"]
 
 
-@pytest.mark.parametrize("case", L2["itemRevision"], ids=lambda c: json.dumps(c["item"].get("revision")))
-def test_l2_item_revision(case: Dict[str, Any]) -> None:
-    assert l2s.item_revision(case["item"]) == case["revision"]
+@pytest.mark.parametrize("case", L2["decodeFill"], ids=[c["name"] for c in L2["decodeFill"]])
+def test_l2_fill_value(case: Dict[str, Any]) -> None:
+    value = l2s.decode_fill_value(case["raw"], case["promptId"], case["sortKey"], case["nowMs"])
+    assert (None if value is None else {"inc": value.inc, "fetchedAt": value.fetched_at}) == case["expect"]
+
+
+@pytest.mark.parametrize("case", L2["epoch"], ids=[c["name"] for c in L2["epoch"]])
+def test_l2_epoch_incarnation(case: Dict[str, Any]) -> None:
+    assert l2s.epoch_incarnation(case["raw"]) == case["incarnation"]
 
 
 @pytest.mark.parametrize("case", L2["ordering"], ids=[c["name"] for c in L2["ordering"]])
-def test_l2_ordering_on_a_real_redis_server(case: Dict[str, Any], redis_secure: Any) -> None:
-    from cdk_prompt_serving_runtime.valkey import ValkeyL2
-    from services import READER_PASSWORD
-
-    key = l2s.l2_item_key("ordering", case["name"].replace(" ", "-"), "CURRENT")
+def test_l2_write_through_script_on_a_real_redis_server(case: Dict[str, Any], redis_secure: Any) -> None:
+    key = l2s.l2_item_key("ordering-py", case["name"].replace(" ", "-"), "CURRENT")
     admin = redis_secure.admin()
     admin.delete(key)
     if case["initial"] is not None:
         admin.set(key, case["initial"])
-    l2 = ValkeyL2("127.0.0.1", redis_secure.port, auth="none", user="reader", password=READER_PASSWORD,
-                  ssl_ca_certs=redis_secure.ca, timeout_ms=2000)
-    for revision, expected in case["writes"]:
-        value = json.dumps({"revision": revision, "fetchedAt": 1, "item": {"prompt_id": {"S": "x"}}})
-        assert l2.put_if_newer(key, revision, value, 60) is bool(expected), revision
-    assert json.loads(l2.get(key))["revision"] == case["final"]
+    for inc, seq, expected in case["writes"]:
+        value = json.dumps({"inc": inc, "seq": seq, "writtenAt": 1, "item": None})
+        assert admin.eval(l2s.L2_WRITE_THROUGH_SCRIPT, 1, key, inc, seq, value, 60) == expected, (inc, seq)
+    assert json.loads(admin.get(key))["seq"] == case["final"]
     assert 0 < admin.ttl(key) <= 60
+
+
+@pytest.mark.parametrize("case", L2["epochBump"], ids=[c["name"] for c in L2["epochBump"]])
+def test_l2_epoch_script_on_a_real_redis_server(case: Dict[str, Any], redis_secure: Any) -> None:
+    key = l2s.l2_epoch_key("epoch-py-" + case["name"].replace(" ", "-"))
+    admin = redis_secure.admin()
+    admin.delete(key)
+    if case["initial"] is not None:
+        admin.set(key, case["initial"])
+    admin.eval(l2s.L2_EPOCH_BUMP_SCRIPT, 1, key, case["inc"], L2["epochBumpLatest"])
+    assert admin.get(key).decode() == case["expect"]
+
+
+HOSTILE = load("l2-hostile.json")
+
+
+@pytest.fixture
+def hostile_table(ddb: Any, table: str) -> str:
+    put_items(ddb, table, [c["tableItem"] for c in HOSTILE["cases"] if c["tableItem"]])
+    return table
+
+
+@pytest.mark.parametrize("case", HOSTILE["cases"], ids=[c["name"] for c in HOSTILE["cases"]])
+def test_hostile_l2_values(case: Dict[str, Any], ddb: Any, hostile_table: str, redis_secure: Any) -> None:
+    import time as _time
+
+    from cdk_prompt_serving_runtime.valkey import ValkeyL2
+    from services import READER_PASSWORD, CallCounter
+
+    admin = redis_secure.admin()
+    admin.set(l2s.l2_epoch_key(hostile_table), HOSTILE["epoch"])
+    now_ms = round(_time.time() * 1000)
+    raw = re.sub(r'"NOW([+-]\d+)?"', lambda m: str(now_ms + int(m.group(1) or 0)), case["l2"]["raw"])
+    key_of = l2s.l2_item_key if case["l2"]["kind"] == "stream" else l2s.l2_fill_key
+    admin.set(key_of(hostile_table, case["id"], "CURRENT"), raw)
+    counter = CallCounter(ddb)
+    reader = ValkeyL2("127.0.0.1", redis_secure.port, auth="none", user="reader", password=READER_PASSWORD,
+                      ssl_ca_certs=redis_secure.ca, timeout_ms=2000)
+    client = PromptClient(table_name=hostile_table, dynamodb_client=ddb, l2=reader, max_age_seconds=60)
+    try:
+        prompt = client.get_prompt(case["id"])
+        answer: Any = {"version": prompt.version, "inputVariables": list(prompt.input_variables)}
+        if prompt.inference_config is not None:
+            answer["inferenceConfig"] = _plain(prompt.inference_config)
+    except PromptNotFoundError:
+        answer = "notFound"
+    assert answer == case["expect"]
+    assert (f"{case['id']}/CURRENT" in counter.keys) is case["tableRead"]

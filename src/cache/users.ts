@@ -1,7 +1,7 @@
 import { ArnFormat, Names, Stack } from 'aws-cdk-lib';
 import * as elasticache from 'aws-cdk-lib/aws-elasticache';
 import { Construct } from 'constructs';
-import { L2_READER_COMMANDS, L2_WRITER_COMMANDS, l2AccessRules, l2KeyPattern } from '../schema';
+import { l2ReaderAccessRules, l2WriterAccessRules } from '../schema';
 
 /** Engine of the users and the user group: Valkey user groups need no `default` user. */
 export const CACHE_USER_ENGINE = 'valkey';
@@ -33,12 +33,12 @@ export interface CacheUsers {
 }
 
 /**
- * One user for readers (`L2_READER_COMMANDS`) and one for the invalidation function (`L2_WRITER_COMMANDS`), both
- * limited to `tableName`'s keys; IAM authentication, so user id and user name are the same.
+ * One user for readers (`l2ReaderAccessRules`: read the table's keys, write only its reader fills) and one for the
+ * invalidation function (`l2WriterAccessRules`), both limited to `tableName`'s keys; IAM authentication, so user
+ * id and user name are the same.
  */
 export function createCacheUsers(scope: Construct, tableName: string): CacheUsers {
-  const pattern = l2KeyPattern(tableName);
-  const user = (id: string, suffix: string, commands: readonly string[]) => {
+  const user = (id: string, suffix: string, rules: string) => {
     const holder = new Construct(scope, id);
     const userId = generatedCacheName(scope, suffix);
     return new elasticache.CfnUser(holder, 'Resource', {
@@ -46,11 +46,11 @@ export function createCacheUsers(scope: Construct, tableName: string): CacheUser
       userId,
       userName: userId,
       authenticationMode: { Type: 'iam' },
-      accessString: `on ${l2AccessRules(pattern, commands)}`,
+      accessString: `on ${rules}`,
     });
   };
-  const reader = user('ReaderUser', 'reader', L2_READER_COMMANDS);
-  const writer = user('WriterUser', 'writer', L2_WRITER_COMMANDS);
+  const reader = user('ReaderUser', 'reader', l2ReaderAccessRules(tableName));
+  const writer = user('WriterUser', 'writer', l2WriterAccessRules(tableName));
   const groupHolder = new Construct(scope, 'UserGroup');
   const userGroup = new elasticache.CfnUserGroup(groupHolder, 'Resource', {
     engine: CACHE_USER_ENGINE,

@@ -6,9 +6,10 @@
  * and node-redis, bundled into the asset.
  */
 import * as redis from 'redis';
+import { ValkeyWriter } from './valkey-writer';
 import { BatchResult, Log, StreamRecord, writeThrough } from './write-through';
 import { cacheConfigFromEnv } from '../runtime/l2-env';
-import { useRedisModule, ValkeyL2 } from '../runtime/valkey';
+import { useRedisModule } from '../runtime/valkey';
 import { Env } from '../schema/env';
 
 // Imported statically so that esbuild bundles node-redis into this function's asset: deployed, the function has
@@ -30,7 +31,7 @@ const log: Log = (level, message, fields = {}) => {
 
 const tableName = requireEnv(Env.tableName);
 requireEnv(Env.cacheEndpoint);
-const l2 = new ValkeyL2({
+const l2 = new ValkeyWriter({
   ...cacheConfigFromEnv(process.env, {
     // The execution role's credentials, as Lambda sets them; one token is signed per connection.
     credentials: async () => ({
@@ -40,13 +41,20 @@ const l2 = new ValkeyL2({
     }),
     region: async () => requireEnv('AWS_REGION'),
   })!,
-  maxReconnects: 3,
+  // Every call well inside the function's timeout; a black-holed connection is replaced, not waited on.
+  commandTimeoutMs: 2000,
   onError: (err) => log('WARN', 'L2 connection error', { error: String((err as Error)?.message ?? err) }),
 });
 
-export async function handler(event: { Records?: StreamRecord[] }): Promise<BatchResult> {
+export async function handler(
+  event: { Records?: StreamRecord[] }, context?: { getRemainingTimeInMillis?: () => number },
+): Promise<BatchResult> {
   const records = event.Records ?? [];
   await l2.ready();
-  const { batchItemFailures } = await writeThrough(records, tableName, l2, log);
+  const remaining = context?.getRemainingTimeInMillis;
+  const { batchItemFailures } = await writeThrough(records, tableName, l2, log, {
+    remainingMs: typeof remaining === 'function' ? () => remaining.call(context) : undefined,
+    metric: (line) => console.log(JSON.stringify(line)),
+  });
   return { batchItemFailures };
 }

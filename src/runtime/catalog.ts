@@ -20,6 +20,8 @@ export class Catalog {
   /** When the last read finished (epoch ms), successful or not; `undefined` before the first. */
   private readAt: number | undefined;
   private reading: Promise<void> | undefined;
+  /** A caller asked for a read after the one under way. */
+  private readAgain = false;
 
   constructor(
     private readonly reader: TableReader,
@@ -51,10 +53,23 @@ export class Catalog {
     return filter === undefined || bloomMightContain(filter.bytes, filter.bits, filter.hashes, id);
   }
 
-  /** Reads the catalog now (one read at a time; concurrent callers share it). Never rejects. */
-  refresh(signal?: AbortSignal): Promise<void> {
-    this.reading ??= this.read(signal).finally(() => {
+  /**
+   * Reads the catalog now (one read at a time; concurrent callers share it). `again`: a read already under way
+   * may have started before the change this caller knows of (an epoch move), so one more read follows it.
+   * Never rejects.
+   */
+  refresh(signal?: AbortSignal, again = false): Promise<void> {
+    if (this.reading !== undefined) {
+      if (!again) return this.reading;
+      this.readAgain = true;
+      return this.reading.then(() => this.reading ?? undefined);
+    }
+    this.reading = this.read(signal).finally(() => {
       this.reading = undefined;
+      if (this.readAgain) {
+        this.readAgain = false;
+        void this.refresh();
+      }
     });
     return this.reading;
   }

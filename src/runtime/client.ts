@@ -14,9 +14,9 @@ import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
 import { Counters, newCounters, PromptClientStats } from './stats';
-import { Loaded, SharedReader } from './tiers';
+import { Loaded, SharedReader, Token } from './tiers';
 import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema/keys';
-import { l2EpochKey } from '../schema/l2';
+import { compareTokens, l2EpochKey } from '../schema/l2';
 
 /** Options of one `getPrompt` call. */
 export interface GetPromptOptions {
@@ -39,6 +39,11 @@ class Entry {
   readonly resolved: Promise<Prompt>;
   /** The last read of this key failed: serve this copy at once (within the bound) while reads retry. */
   failing = false;
+  /**
+   * The epoch moved and the L2 could not confirm this copy: it is not served as fresh (nor stale-while-revalidate)
+   * but kept as the last good copy for stale-if-error until a newer one is in hand.
+   */
+  invalidated = false;
   private staleVariant: Prompt | undefined;
 
   constructor(
@@ -46,8 +51,8 @@ class Entry {
     readonly prompt: Prompt,
     readonly version: number | undefined,
     public expiresAt: number,
-    /** The item's `revision`: the epoch re-validation and late loads never replace a copy with an older one. */
-    readonly revision: number,
+    /** The stream value's ordering token (copies from the stream only): the epoch re-validation compares it. */
+    readonly token: Token | undefined,
   ) {
     this.resolved = Promise.resolve(prompt);
   }
@@ -85,6 +90,8 @@ export class PromptClient {
   private ownsL2 = false;
   /** The first catalog read finished: until then a cold read fetches the prompt beside it, not after it. */
   private catalogWarm = false;
+  /** Epoch moves seen: a load that started before the latest one may carry what it replaced. */
+  private generation = 0;
 
   /**
    * @throws PromptServingError if no table name is given or set in the environment, or an option is out of range
@@ -104,14 +111,23 @@ export class PromptClient {
       this.options.requestTimeoutMs,
       this.options.maxAttempts,
       this.counters,
-      { l2: this.l2, ...this.options },
+      {
+        l2: this.l2,
+        ...this.options,
+        incarnation: () => this.epoch?.incarnation,
+        epochReady: () => this.epoch?.ready() ?? Promise.resolve(),
+      },
     );
     this.catalog = new Catalog(this.reader, this.options.catalogMaxAgeMs, this.counters);
     if (this.l2?.writeThrough === true) {
       const l2 = this.l2;
       const epochKey = l2EpochKey(this.options.tableName);
       this.epoch = new EpochWatcher(
-        () => withTimeout(() => l2.get(epochKey), this.options.l2TimeoutMs),
+        async () => {
+          // The first read waits for the first connection (bounded), so cold reads know the incarnation.
+          if (l2.ready !== undefined) await withTimeout(() => l2.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
+          return withTimeout(() => l2.get(epochKey), this.options.l2TimeoutMs);
+        },
         this.options.epochPollIntervalMs,
         () => this.revalidate(),
       );
@@ -136,7 +152,7 @@ export class PromptClient {
     const version = options?.version;
     // Ids are validated on the miss path only; the version check keeps an id like '#3#x' off a pinned entry.
     const entry = version === undefined ? this.prompts.get(promptId) : this.pinnedEntry(promptId, version);
-    if (entry !== undefined && entry.expiresAt > Date.now() && entry.version === version) {
+    if (entry !== undefined && entry.expiresAt > Date.now() && entry.version === version && !entry.invalidated) {
       if (this.epoch === undefined || version !== undefined || !this.epoch.overdue(Date.now())) {
         this.counters.hits++;
         return entry.resolved;
@@ -194,7 +210,7 @@ export class PromptClient {
   private async afterEpochCheck(promptId: string, options: GetPromptOptions | undefined): Promise<Prompt> {
     await this.epoch!.check();
     const entry = this.prompts.get(promptId);
-    if (entry !== undefined && entry.version === undefined && entry.expiresAt > Date.now()) {
+    if (entry !== undefined && entry.version === undefined && entry.expiresAt > Date.now() && !entry.invalidated) {
       this.counters.hits++;
       return entry.resolved;
     }
@@ -219,7 +235,7 @@ export class PromptClient {
     const loads = [...promptIds].map(async (promptId) => {
       this.assertValid(promptId, undefined);
       const entry = this.prompts.get(promptId);
-      if (entry !== undefined && entry.version === undefined && entry.expiresAt > Date.now()) return entry.prompt;
+      if (entry !== undefined && entry.version === undefined && entry.expiresAt > Date.now() && !entry.invalidated) return entry.prompt;
       return this.load(promptId, undefined, promptId);
     });
     await catalog;
@@ -263,44 +279,51 @@ export class PromptClient {
   }
 
   /**
-   * The epoch moved: every CURRENT copy in memory is compared with the L2's (one GET each, no table read) and
-   * replaced by a newer one, dropped when the L2 no longer holds it; not-found answers are forgotten and the
-   * catalog is re-read (from the L2).
+   * The epoch moved: every CURRENT copy in memory is compared with the L2's stream value (one GET each, no table
+   * read): replaced by a different one (the stream's is the newest applied), kept fresh by the same one, and
+   * otherwise marked for re-validation — never dropped, so it stays the last good copy for stale-if-error until a
+   * newer one is in hand. Not-found answers are forgotten and the catalog is re-read (from the L2).
    */
   private async revalidate(): Promise<void> {
-    this.counters.epochMoves++;
+    this.generation++;
     this.notFound.clear();
     const checks = [...this.prompts.values()].filter((e) => e.version === undefined).map(async (entry) => {
-      const shared = await this.reader.readShared(entry.prompt.id, CURRENT, false);
+      const shared = await this.reader.readShared(entry.prompt.id, CURRENT, false, true);
       if (this.prompts.get(entry.key) !== entry) return; // replaced meanwhile
-      if (shared === undefined) {
-        entry.expiresAt = 0;
-      } else if (shared.revision > entry.revision) {
-        this.counters.revalidations++;
-        this.accept(entry.key, entry.prompt.id, undefined, shared);
-      } else if (shared.revision === entry.revision) {
+      if (shared?.token === undefined) {
+        entry.invalidated = true;
+      } else if (entry.token !== undefined && compareTokens(shared.token, entry.token) === 0) {
         entry.expiresAt = Math.max(entry.expiresAt, Date.now() + this.options.maxAgeMs);
+        entry.invalidated = false;
+      } else {
+        this.counters.revalidations++;
+        try {
+          this.accept(entry.key, entry.prompt.id, undefined, shared);
+        } catch (err) {
+          if (!(err instanceof PromptNotFoundError)) entry.invalidated = true; // a value that breaks the contract
+        }
       }
     });
-    await Promise.all([...checks, this.catalog.refresh()]);
+    await Promise.all([...checks, this.catalog.refresh(undefined, true)]);
+    this.counters.epochMoves++; // counted once every copy was re-validated
   }
 
   /** Remembers a loaded item (or its tombstone); returns the prompt. Throws `PromptNotFoundError` for a tombstone. */
-  private accept(key: string, promptId: string, version: number | undefined, loaded: Loaded): Prompt {
-    if (isDeleted(loaded.item)) {
+  private accept(key: string, promptId: string, version: number | undefined, loaded: Loaded, generation = this.generation): Prompt {
+    if (loaded.item === undefined || isDeleted(loaded.item)) {
       this.prompts.delete(key);
       this.notFound.set(key, Date.now() + this.options.notFoundMaxAgeMs);
-      throw new PromptNotFoundError(promptId, version, 'deleted');
+      throw new PromptNotFoundError(promptId, version, loaded.item === undefined ? undefined : 'deleted');
     }
-    const fetchedAt = loaded.fromL2 && this.reader.writeThrough ? Date.now() : loaded.fetchedAt;
-    return this.remember(key, promptFromItem(loaded.item), version, fetchedAt, loaded.revision);
+    const fetchedAt = loaded.source === 'stream' ? Date.now() : loaded.fetchedAt;
+    return this.remember(key, promptFromItem(loaded.item), version, fetchedAt, loaded.token, generation);
   }
 
   /** Everything but a fresh hit. `cached` is the expired copy of this key, if any. */
   private async miss(promptId: string, version: number | undefined, cached: Entry | undefined): Promise<Prompt> {
     const key = version === undefined ? promptId : `#${version}#${promptId}`;
     const now = Date.now();
-    if (cached !== undefined && (now < cached.expiresAt + this.options.staleWhileRevalidateMs
+    if (cached !== undefined && ((!cached.invalidated && now < cached.expiresAt + this.options.staleWhileRevalidateMs)
       || (cached.failing && now < cached.expiresAt + this.options.staleIfErrorMs))) {
       this.counters.staleServes++;
       void this.load(promptId, version, key);
@@ -357,6 +380,8 @@ export class PromptClient {
       remote.catch(() => undefined); // awaited below, unless the catalog rules the id out first
     }
     if (!(await verdict)) {
+      // The read fetched beside the catalog must not land in memory after this answer (found by the convergence test).
+      await remote?.catch(() => undefined);
       this.counters.catalogRejections++;
       this.prompts.delete(key);
       throw new PromptNotFoundError(promptId, version, 'not in the catalog');
@@ -366,10 +391,11 @@ export class PromptClient {
 
   private async fetchRemote(promptId: string, version: number | undefined, key: string, deadline: AbortSignal): Promise<Prompt> {
     const sortKey = version === undefined ? CURRENT : versionKey(version);
+    const generation = this.generation;
     let loaded = await this.reader.read(promptId, sortKey, deadline);
-    if (loaded?.fromL2) {
+    if (loaded?.fromL2 && loaded.item !== undefined) {
       try {
-        return this.accept(key, promptId, version, loaded);
+        return this.accept(key, promptId, version, loaded, generation);
       } catch (err) {
         if (err instanceof PromptNotFoundError) throw err;
         this.counters.l2Errors++; // an L2 value that breaks the contract: read the table
@@ -381,14 +407,21 @@ export class PromptClient {
       this.notFound.set(key, Date.now() + this.options.notFoundMaxAgeMs);
       throw new PromptNotFoundError(promptId, version);
     }
-    return this.accept(key, promptId, version, loaded);
+    return this.accept(key, promptId, version, loaded, generation);
   }
 
-  private remember(key: string, prompt: Prompt, version: number | undefined, fetchedAt: number, revision: number): Prompt {
+  private remember(
+    key: string, prompt: Prompt, version: number | undefined, fetchedAt: number, token: Token | undefined, generation = this.generation,
+  ): Prompt {
     const held = this.prompts.get(key);
-    if (held !== undefined && held.revision > revision && held.expiresAt > Date.now()) return held.prompt; // a late, older load
+    if (held?.token !== undefined && !held.invalidated && held.expiresAt > Date.now()
+      && (token === undefined || compareTokens(held.token, token) > 0)) {
+      return held.prompt; // a late load: the stream's newer value arrived meanwhile
+    }
     const expiresAt = version === undefined ? fetchedAt + this.options.maxAgeMs : Number.POSITIVE_INFINITY;
-    const entry = new Entry(key, prompt, version, expiresAt, revision);
+    const entry = new Entry(key, prompt, version, expiresAt, token);
+    // Loaded before an epoch move that re-validated everything else: served once, re-validated by the next read.
+    if (version === undefined && generation !== this.generation) entry.invalidated = true;
     this.prompts.set(key, entry);
     if (version !== undefined) {
       const byVersion = this.pinned.get(prompt.id) ?? new Map<number, Entry>();

@@ -1,9 +1,16 @@
+import { epochIncarnation } from '../schema/l2';
+
 /**
- * Watches the table's freshness epoch in the L2 (`…/<table>/#epoch`, `INCR`ed by the invalidation function
- * after each batch it wrote through): one small `GET` per interval per process, whatever the number of
- * prompts. When it moves, the client re-validates its in-process copies against the L2 (no table read).
+ * Watches the table's freshness epoch in the L2 (`…/<table>/#epoch`, `<counter> <incarnation>`, moved by the
+ * invalidation function after each batch it wrote through): one small `GET` per interval per process, whatever
+ * the number of prompts. When it moves, the client re-validates its in-process copies against the L2 (no table
+ * read). The incarnation it names is the only one whose stream values the client uses.
  */
 export class EpochWatcher {
+  /** The table incarnation of the last epoch read; `undefined` before one, or when the epoch is absent or garbage. */
+  incarnation: string | undefined;
+  /** The first check (settled, never rejects). */
+  private first: Promise<void> | undefined;
   /** The last value seen; `undefined` before the first successful read. */
   private seen: string | null | undefined;
   /** A read failed before the first success: copies loaded meanwhile are re-validated then. */
@@ -20,9 +27,14 @@ export class EpochWatcher {
   ) {}
 
   start(): void {
-    void this.check();
+    this.first = this.check();
     this.timer = setInterval(() => void this.check(), this.intervalMs);
     this.timer.unref(); // never keeps a process alive
+  }
+
+  /** Resolves once the first check finished. */
+  ready(): Promise<void> {
+    return this.first ?? Promise.resolve();
   }
 
   stop(): void {
@@ -54,6 +66,7 @@ export class EpochWatcher {
       this.missedSome = true;
       return; // an unreachable L2: copies keep their own expiry
     }
+    this.incarnation = epochIncarnation(value);
     const moved = this.seen === undefined ? this.missedSome : value !== this.seen;
     if (moved) {
       try {

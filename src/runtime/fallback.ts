@@ -32,5 +32,5 @@ export function fallbackPrompt(promptId: string, fallback: PromptFallback): Prom
   } as PromptContent;
   return staleCopy(promptFromItem({
     ...content, [Attr.promptId]: promptId, [Attr.version]: CURRENT, [Attr.versionNumber]: 0, [Attr.checksum]: checksum(content),
-  }));
+  }, 0));
 }

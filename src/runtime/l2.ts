@@ -1,7 +1,8 @@
 /**
  * The hook for a shared cache tier (Valkey/Redis, Memcached, …) between the in-process cache and the table.
- * Keys and values follow the L2 wire contract (src/schema/l2.ts, v2): the item in DynamoDB JSON with its
- * `revision`, so the built-in adapter, the invalidation function and the Python client share one cache.
+ * Keys and values follow the L2 wire contract (src/schema/l2.ts, v3): reader fills under `…/#fill/…` keys with
+ * their table-read time, stream values written through by the invalidation function, so the built-in adapter,
+ * the invalidation function and the Python client share one cache.
  */
 import { l2ItemKey } from '../schema/l2';
 
@@ -11,7 +12,7 @@ import { l2ItemKey } from '../schema/l2';
  * `new PromptClient()` builds one by itself (node-redis) when `PROMPT_SERVING_CACHE_ENDPOINT` is set.
  *
  * @example
- * // node-redis (v4 and later), a store nothing else writes: values expire by their TTL
+ * // node-redis (v4 and later), a store nothing else writes: fills expire by their TTL (the L1 bound)
  * const l2: PromptCacheL2 = {
  *   get: (key) => redis.get(key),
  *   set: (key, value, ttlSeconds) => redis.set(key, value, { EX: ttlSeconds }),
@@ -22,29 +23,26 @@ import { l2ItemKey } from '../schema/l2';
 export interface PromptCacheL2 {
   /**
    * `true` when the invalidation function writes every change through to this store (the construct's cache
-   * tier): values are served whatever their age, and the client watches the table's freshness epoch.
-   * @default false - values count as fresh for `maxAgeSeconds` after they were read from the table
+   * tier): stream values of the epoch's table incarnation are served whatever their age, and the client watches
+   * the table's freshness epoch.
+   * @default false - only fills are used, each for `maxAgeSeconds` after it was read from the table
    */
   readonly writeThrough?: boolean;
   /** The value stored under `key`, or `undefined`/`null` when there is none. */
   get(key: string): Promise<string | null | undefined>;
-  /** Stores `value` under `key` for `ttlSeconds` (a whole number, at least 1). Used when `putIfNewer` is absent. */
+  /** Stores a fill `value` under `key` for `ttlSeconds` (a whole number, at least 1: the reader's L1 bound). */
   set(key: string, value: string, ttlSeconds: number): Promise<unknown>;
-  /** Removes `key`; called when an L2 value is unreadable (not another format's) and the table says the prompt is gone. */
+  /** Not called since the v3 wire contract (fills expire by their TTL); kept so existing adapters still type-check. */
   delete?(key: string): Promise<unknown>;
-  /**
-   * Stores `value` only if the stored value's `revision` is lower (the ordering rule: run `L2_PUT_IF_NEWER_SCRIPT`
-   * with KEYS[1] = key, ARGV = revision, value, TTL). When present, fills use it instead of `set`, so a reader
-   * never replaces a newer pointer with the older one it read.
-   */
+  /** Not called since the v3 wire contract (readers never order their fills against the stream's values). */
   putIfNewer?(key: string, revision: number, value: string, ttlSeconds: number): Promise<unknown>;
   /** Resolves when the store can take calls (a connection opened at start-up); reads wait for it, bounded. */
   ready?(): Promise<void>;
 }
 
 /**
- * The L2 key of one item: `cdk-prompt-serving:v2/<table>/<prompt id>/<sort key>`, e.g.
- * `cdk-prompt-serving:v2/prompts/support-triage/CURRENT` (see the README's wire contract).
+ * The L2 key of one item's stream value: `cdk-prompt-serving:v3/<table>/<prompt id>/<sort key>`, e.g.
+ * `cdk-prompt-serving:v3/prompts/support-triage/CURRENT` (see the README's wire contract).
  */
 export function l2Key(tableName: string, promptId: string, sortKey: string): string {
   return l2ItemKey(tableName, promptId, sortKey);

@@ -2,8 +2,8 @@
  * The prompt object `getPrompt` returns: built once per table read, deeply frozen, shared by every caller.
  */
 import { PromptRenderError, PromptStoreError } from './errors';
-import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
-import { Attr, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
+import { JsonValue, PromptContent, contentOf, setOwn } from '../schema/checksum';
+import { Attr, MAX_VERSION_NUMBER, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
 import { TEMPLATE_VARIABLE } from '../schema/template';
 
 /** Values for `{{placeholders}}`; a missing, `undefined` or `null` value is a missing variable. */
@@ -77,16 +77,21 @@ export function isDeleted(item: Record<string, unknown>): boolean {
   return item[Attr.status] === STATUS_DELETED;
 }
 
-/** Builds the frozen prompt for a pointer or version item; throws `PromptStoreError` if it breaks the contract. */
-export function promptFromItem(item: Record<string, unknown>): Prompt {
+/**
+ * Builds the frozen prompt for a pointer or version item; throws `PromptStoreError` if it breaks the contract.
+ * `minVersion` 0 is for the caller's fallback only (served as version 0); a stored item starts at 1.
+ */
+export function promptFromItem(item: Record<string, unknown>, minVersion = 1): Prompt {
   const id = String(item[Attr.promptId]);
   const malformed = (what: string) =>
     new PromptStoreError(`item ${id}/${String(item[Attr.version])} breaks the wire contract: ${what}`);
   const content = deepFreeze(contentOf(item));
   const templateType = content.template_type;
-  const version = typeof item[Attr.versionNumber] === 'number'
-    ? item[Attr.versionNumber] as number
-    : parseVersionKey(String(item[Attr.version]));
+  const number = item[Attr.versionNumber];
+  if (number !== undefined && !(Number.isInteger(number) && (number as number) >= minVersion && (number as number) <= MAX_VERSION_NUMBER)) {
+    throw malformed(`${Attr.versionNumber} ${JSON.stringify(number)} is not a whole number from ${minVersion} to ${MAX_VERSION_NUMBER}`);
+  }
+  const version = number !== undefined ? number as number : parseVersionKey(String(item[Attr.version]));
   const checksum = item[Attr.checksum];
   if (version === undefined) throw malformed(`no ${Attr.versionNumber}`);
   if (typeof checksum !== 'string') throw malformed(`no ${Attr.checksum}`);
@@ -94,7 +99,9 @@ export function promptFromItem(item: Record<string, unknown>): Prompt {
     id,
     version,
     checksum,
-    inputVariables: Array.isArray(content.input_variables) ? content.input_variables : Object.freeze([]),
+    // The declared names: strings only (a list of anything else declares nothing).
+    inputVariables: Object.freeze(Array.isArray(content.input_variables)
+      ? (content.input_variables as unknown[]).filter((v): v is string => typeof v === 'string') : []),
     modelId: content.model_id,
     inferenceConfig: content.inference_config,
     content,
@@ -189,7 +196,7 @@ function fillJson(value: JsonValue, variables: PromptVariables, missing: Set<str
   if (Array.isArray(value)) return value.map((v) => fillJson(v, variables, missing));
   if (value !== null && typeof value === 'object') {
     const out: { [key: string]: JsonValue } = {};
-    for (const [k, v] of Object.entries(value)) out[k] = fillJson(v, variables, missing);
+    for (const [k, v] of Object.entries(value)) setOwn(out, k, fillJson(v, variables, missing));
     return out;
   }
   return value;

@@ -1,24 +1,37 @@
 /**
- * The remote tiers of one read: the shared L2 (wire contract v2, src/schema/l2.ts), then the table, then a
- * fill of the L2 through the ordering rule so a reader never replaces a newer pointer with the one it read.
- * The catalog goes through here too (`getItem` of `#catalog`), so a fleet cold start reads it from the L2.
+ * The remote tiers of one read: the shared L2 (wire contract v3, src/schema/l2.ts), then the table, then a fill
+ * of the L2 so the next reader is spared the table read. Two classes of L2 value: the stream's (written through
+ * by the invalidation function, ordered by the stream's token, used only when their table incarnation is the
+ * epoch's) and the readers' own fills (trusted only within `maxAgeSeconds` of their table read, stored for the L1
+ * bound). The catalog goes through here too (`getItem` of `#catalog`), so a fleet cold start reads it from the L2.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptCacheL2, withTimeout } from './l2';
 import type { Counters } from './stats';
 import { TableReader } from './store';
 import { fromItem, Item } from '../schema/ddb-codec';
-import { Attr, CATALOG_ID, CURRENT, SORT_KEY } from '../schema/keys';
-import { decodeL2Value, encodeL2Value, fromDynamoJson, L2_VALUE_TTL_SECONDS, l2ItemKey, toDynamoJson } from '../schema/l2';
+import { CATALOG_ID, CURRENT } from '../schema/keys';
+import {
+  decodeFillValue, decodeStreamValue, DynamoJsonItem, encodeFillValue, fromDynamoJson, l2FillKey, l2FillTtlSeconds, l2ItemKey,
+  toDynamoJson,
+} from '../schema/l2';
+
+/** A stream value's ordering token. */
+export interface Token {
+  readonly inc: string;
+  readonly seq: string;
+}
 
 /** An item and where it came from. */
 export interface Loaded {
-  /** The item as a plain object (numbers as numbers, binary as `Uint8Array`). */
-  readonly item: Record<string, unknown>;
-  /** Its `revision` (0 when absent). */
-  readonly revision: number;
-  /** When it was read from the table (epoch ms, never in the future). */
+  /** The item as a plain object (numbers as numbers, binary as `Uint8Array`); `undefined`: the stream says the row was removed. */
+  readonly item: Record<string, unknown> | undefined;
+  /** The stream value's token (stream values only). */
+  readonly token?: Token;
+  /** When it was read from the table (epoch ms, never in the future); for a stream value, when the L2 was read. */
   readonly fetchedAt: number;
+  readonly source: 'stream' | 'fill' | 'table';
+  /** Convenience: `source !== 'table'`. */
   readonly fromL2: boolean;
 }
 
@@ -27,8 +40,14 @@ export interface SharedOptions {
   readonly l2TimeoutMs: number;
   /** Longest wait for the L2's first connection (not counted in `l2TimeoutMs`). */
   readonly l2ConnectTimeoutMs: number;
-  /** How long a value counts as fresh when the L2 is not written through. */
+  /** How long a fill counts as fresh after its table read. */
   readonly maxAgeMs: number;
+  /** With `maxAgeMs`, how long a fill is stored (the L1 bound). */
+  readonly staleWhileRevalidateMs: number;
+  /** The table incarnation of the epoch last read; `undefined` when unknown (then no stream value is used). */
+  readonly incarnation?: () => string | undefined;
+  /** Resolves when the epoch has been read once (or failed); stream values wait for it (bounded by both L2 timeouts). */
+  readonly epochReady?: () => Promise<void>;
 }
 
 export class SharedReader extends TableReader {
@@ -57,7 +76,10 @@ export class SharedReader extends TableReader {
     return (await this.read(promptId, sortKey, signal))?.item;
   }
 
-  /** L2, else the table (then the L2 is filled in the background); `undefined` when the table has no item. */
+  /**
+   * L2 (a stream value of the current incarnation, else a fresh fill), else the table (then the L2 is filled in
+   * the background); `undefined` when the table has no item.
+   */
   async read(promptId: string, sortKey: string, signal: AbortSignal, skipL2 = false): Promise<Loaded | undefined> {
     if (this.l2 !== undefined && !skipL2) {
       const shared = await this.readShared(promptId, sortKey);
@@ -67,54 +89,85 @@ export class SharedReader extends TableReader {
     const raw = await this.getRawItem(promptId, sortKey, signal);
     if (raw === undefined) return undefined;
     const item = fromItem(raw);
-    const revision = revisionOf(item);
-    if (this.l2 !== undefined) this.fill(promptId, sortKey, raw, revision, fetchedAt);
-    return { item, revision, fetchedAt, fromL2: false };
+    if (this.l2 !== undefined) {
+      const inc = this.l2.writeThrough === true ? this.shared.incarnation?.() ?? null : null;
+      this.fill(promptId, sortKey, raw, fetchedAt, inc);
+    }
+    return { item, fetchedAt, source: 'table', fromL2: false };
   }
 
-  /** The L2's value of an item, `undefined` when it holds none usable (absent, too old, another format, failing, slow). */
-  async readShared(promptId: string, sortKey: string, count = true): Promise<Loaded | undefined> {
+  /**
+   * The L2's usable value of an item, `undefined` when it holds none (absent, another incarnation, a fill older
+   * than `maxAgeMs`, another format, failing, slow). `streamOnly`: the stream value alone (epoch re-validation).
+   */
+  async readShared(promptId: string, sortKey: string, count = true, streamOnly = false): Promise<Loaded | undefined> {
     const l2 = this.l2!;
-    const key = l2ItemKey(this.tableName, promptId, sortKey);
     try {
       if (l2.ready !== undefined) await withTimeout(() => l2.ready!(), this.shared.l2ConnectTimeoutMs);
-      const raw = await withTimeout(() => l2.get(key), this.shared.l2TimeoutMs);
-      const value = raw === undefined || raw === null ? undefined : decodeL2Value(raw, promptId);
-      const usable = value !== undefined && (value.item[SORT_KEY] as { S?: string } | undefined)?.S === sortKey;
-      if (usable && (sortKey !== CURRENT || l2.writeThrough || Date.now() < value.fetchedAt + this.shared.maxAgeMs)) {
-        const item = fromItem(fromDynamoJson(value.item) as Item);
-        if (count) this.stats.l2Hits++;
-        return { item, revision: value.revision, fetchedAt: value.fetchedAt, fromL2: true };
-      }
-      // An unreadable value: the ordering rule's script replaces it on the next fill; a plain store drops it.
-      if (raw !== undefined && raw !== null && !usable && l2.putIfNewer === undefined && l2.delete !== undefined) {
-        void withTimeout(() => l2.delete!(key), this.shared.l2TimeoutMs).catch(() => { this.stats.l2Errors++; });
-      }
-      if (count) this.stats.l2Misses++;
     } catch {
       this.stats.l2Errors++;
+      return undefined;
     }
+    const get = (key: string) => withTimeout(() => l2.get(key), this.shared.l2TimeoutMs).catch(() => {
+      this.stats.l2Errors++;
+      return undefined;
+    });
+    const incarnation = l2.writeThrough === true ? await this.incarnation() : undefined;
+    const [rawStream, rawFill] = await Promise.all([
+      incarnation !== undefined ? get(l2ItemKey(this.tableName, promptId, sortKey)) : undefined,
+      streamOnly ? undefined : get(l2FillKey(this.tableName, promptId, sortKey)),
+    ]);
+    const now = Date.now();
+    const stream = rawStream === undefined || rawStream === null ? undefined : decodeStreamValue(rawStream, promptId, sortKey);
+    if (stream !== undefined && stream.inc === incarnation) {
+      const item = stream.item === null ? null : decodeItem(stream.item);
+      if (item !== undefined) {
+        if (count) this.stats.l2Hits++;
+        return { item: item ?? undefined, token: { inc: stream.inc, seq: stream.seq }, fetchedAt: now, source: 'stream', fromL2: true };
+      }
+    }
+    const fill = rawFill === undefined || rawFill === null ? undefined : decodeFillValue(rawFill, promptId, sortKey, now);
+    const lineage = l2.writeThrough === true ? incarnation ?? null : null;
+    if (fill !== undefined && fill.inc === lineage && (sortKey !== CURRENT || now < fill.fetchedAt + this.shared.maxAgeMs)) {
+      const item = decodeItem(fill.item);
+      if (item != null) {
+        if (count) this.stats.l2Hits++;
+        return { item, fetchedAt: fill.fetchedAt, source: 'fill', fromL2: true };
+      }
+    }
+    if (count) this.stats.l2Misses++;
     return undefined;
   }
 
-  /** Shares a table read with every other reader; in the background, failures only counted. */
-  private fill(promptId: string, sortKey: string, raw: Item, revision: number, fetchedAt: number): void {
+  /** The incarnation of the epoch, after its first read (bounded). */
+  private async incarnation(): Promise<string | undefined> {
+    if (this.shared.epochReady !== undefined) {
+      await withTimeout(this.shared.epochReady, this.shared.l2ConnectTimeoutMs + this.shared.l2TimeoutMs).catch(() => undefined);
+    }
+    return this.shared.incarnation?.();
+  }
+
+  /** Shares a table read with every other reader for the L1 bound; in the background, failures only counted. */
+  private fill(promptId: string, sortKey: string, raw: Item, fetchedAt: number, inc: string | null): void {
     const l2 = this.l2!;
-    const ttlSeconds = l2.writeThrough || sortKey !== CURRENT
-      ? L2_VALUE_TTL_SECONDS
-      : Math.ceil((fetchedAt + this.shared.maxAgeMs - Date.now()) / 1000);
+    const ttlSeconds = l2FillTtlSeconds(this.shared.maxAgeMs, this.shared.staleWhileRevalidateMs);
     if (ttlSeconds < 1) return;
-    const key = l2ItemKey(this.tableName, promptId, sortKey);
-    const value = encodeL2Value({ revision, fetchedAt, item: toDynamoJson(raw) });
-    withTimeout(
-      () => (l2.putIfNewer !== undefined ? l2.putIfNewer(key, revision, value, ttlSeconds) : l2.set(key, value, ttlSeconds)),
-      this.shared.l2TimeoutMs,
-    ).catch(() => { this.stats.l2Errors++; });
+    const key = l2FillKey(this.tableName, promptId, sortKey);
+    let value: string;
+    try {
+      value = encodeFillValue({ inc, fetchedAt, item: toDynamoJson(raw) });
+    } catch {
+      return;
+    }
+    withTimeout(() => l2.set(key, value, ttlSeconds), this.shared.l2TimeoutMs).catch(() => { this.stats.l2Errors++; });
   }
 }
 
-/** An item's `revision` attribute: a whole number ≥ 0, else 0. */
-export function revisionOf(item: Record<string, unknown>): number {
-  const revision = item[Attr.revision];
-  return typeof revision === 'number' && Number.isSafeInteger(revision) && revision >= 0 ? revision : 0;
+/** An L2 item as a plain object; `undefined` when it holds attribute values no DynamoDB item can (a forged value). */
+function decodeItem(item: DynamoJsonItem): Record<string, unknown> | undefined {
+  try {
+    return fromItem(fromDynamoJson(item) as Item);
+  } catch {
+    return undefined;
+  }
 }

@@ -9,9 +9,12 @@
  * function imports it statically and hands it over ({@link useRedisModule}). Connection policy:
  * - connects when created (at client initialisation), not inside a read: reads wait for that first connection
  *   at most `connectTimeoutMs`, never longer, and never for a reconnection;
- * - bounded reconnects (node-redis's default retries a wrong password forever): after `maxReconnects` the
- *   connection is dropped, calls fail at once (the reader goes to the table), and a new connection is tried
- *   in the background, at most one every `retryAfterMs`, so the L2 resumes by itself;
+ * - no call waits for a dead connection: every command has a deadline (`commandTimeoutMs`); a command that
+ *   misses it, a closed socket, or a keep-alive `PING` (every `pingIntervalMs` while idle) that goes unanswered
+ *   drops the connection, so a black-holed connection is replaced within seconds;
+ * - reconnects in the background with exponential backoff and jitter (1 s doubling to `maxBackoffMs`, times
+ *   1 to 1.25): at most one connection attempt per second, whatever fails (a refused port, a deleted ACL user);
+ *   calls meanwhile fail at once (the reader goes to the table), and the L2 resumes by itself;
  * - a fresh connection (fresh token) replaces the open one every `refreshAfterMs`, before ElastiCache drops
  *   IAM-authenticated connections at 12 hours.
  */
@@ -19,11 +22,11 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as Redis from 'redis';
 import { AwsCredentials, iamAuthToken } from './iam-token';
-import { L2_PUT_IF_NEWER_SCRIPT } from '../schema/l2';
 
 /** ElastiCache drops an IAM-authenticated connection after 12 h; replace it well before. */
 export const CONNECTION_REFRESH_MS = 11 * 60 * 60 * 1000;
-const SCRIPT_SHA1 = createHash('sha1').update(L2_PUT_IF_NEWER_SCRIPT).digest('hex');
+/** First reconnection delay; each failure doubles it up to `maxBackoffMs`. */
+export const RECONNECT_BASE_MS = 1000;
 
 export interface ValkeyConfig {
   readonly host: string;
@@ -47,10 +50,16 @@ export interface ValkeyConfig {
   readonly password?: string;
   /** @default 1000 */
   readonly connectTimeoutMs?: number;
-  /** Reconnection attempts after a drop before the connection is given up. @default 3 */
+  /** @deprecated no longer used: every reconnection follows the backoff. */
   readonly maxReconnects?: number;
-  /** Least time between two background connection attempts after one was given up. @default 1000 */
+  /** @deprecated no longer used: see `maxBackoffMs`. */
   readonly retryAfterMs?: number;
+  /** Longest pause between two connection attempts (backoff from 1 s, doubling, jittered). @default 10000 */
+  readonly maxBackoffMs?: number;
+  /** Deadline of every command; past it the connection is dropped and replaced. @default 1000 */
+  readonly commandTimeoutMs?: number;
+  /** A `PING` is sent when no command succeeded for this long; unanswered, it drops the connection. @default 5000 */
+  readonly pingIntervalMs?: number;
   /** @default CONNECTION_REFRESH_MS */
   readonly refreshAfterMs?: number;
   /** Connection errors (counted, never thrown). */
@@ -119,6 +128,8 @@ interface Conn {
   set(key: string, value: string, options: { EX: number }): Promise<unknown>;
   del(key: string): Promise<number>;
   incr(key: string): Promise<number>;
+  ping?(): Promise<unknown>;
+  sendCommand?(firstKey: undefined, isReadonly: boolean, args: string[]): Promise<unknown>;
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   connect(): Promise<unknown>;
@@ -141,13 +152,29 @@ export class ValkeyL2 {
   private connecting: Promise<Conn> | undefined;
   private firstConnection: Promise<void>;
   private nextAttemptAt = 0;
+  /** Connection failures in a row (the backoff's exponent); reset by a successful connection. */
+  private failures = 0;
   private refreshTimer: NodeJS.Timeout | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+  /** When a command last succeeded (ms). */
+  private lastSuccessAt = Date.now();
   private closed = false;
-  /** Connections opened so far (the first one and each reconnection or refresh). */
+  /** Connection attempts so far (the first one and each reconnection or refresh). */
   connections = 0;
+  /** Connections dropped because a command or a ping missed its deadline. */
+  timeouts = 0;
 
   constructor(private readonly config: ValkeyConfig) {
     this.firstConnection = this.open().then(() => undefined, () => undefined);
+    const pingMs = config.pingIntervalMs ?? 5000;
+    this.pingTimer = setInterval(() => {
+      if (this.conn !== undefined && Date.now() - this.lastSuccessAt >= pingMs) {
+        void this.run((c) => (c.ping !== undefined ? c.ping() : c.sendCommand!(undefined, true, ['PING']))).catch(() => undefined);
+      } else if (this.conn === undefined && this.connecting === undefined && !this.closed && Date.now() >= this.nextAttemptAt) {
+        void this.open().catch(() => undefined); // reconnect before the next call needs it
+      }
+    }, pingMs);
+    this.pingTimer.unref();
   }
 
   /** Resolves once the first connection is up or has failed (never rejects); bounded by `connectTimeoutMs`. */
@@ -171,45 +198,73 @@ export class ValkeyL2 {
     return this.run((c) => c.del(key));
   }
 
+  /** Plain `INCR` (tests; the invalidation function moves the epoch with {@link bumpEpoch}). */
   incr(key: string): Promise<number> {
     return this.run((c) => c.incr(key));
   }
 
-  /** The ordering rule's script (`EVALSHA`, `EVAL` when the server does not know it yet): 1 written, 0 kept. */
-  putIfNewer(key: string, revision: number, value: string, ttlSeconds: number): Promise<number> {
-    const options = { keys: [key], arguments: [String(revision), value, String(ttlSeconds)] };
+  /** Runs a Lua script by its SHA-1 (`EVALSHA`), sending its text (`EVAL`) when the server does not know it yet. */
+  protected script(text: string, keys: string[], args: string[]): Promise<number> {
+    const sha = createHash('sha1').update(text).digest('hex');
+    const options = { keys, arguments: args };
     return this.run(async (conn) => {
       try {
-        return Number(await conn.evalSha(SCRIPT_SHA1, options));
+        return Number(await conn.evalSha(sha, options));
       } catch (err) {
         if (!String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
-        return Number(await conn.eval(L2_PUT_IF_NEWER_SCRIPT, options));
+        return Number(await conn.eval(text, options));
       }
     });
   }
 
   /**
-   * Runs a call on the connection. A failure that is not the server's answer (closed socket, timeout, a
-   * connection node-redis gave up on) drops the connection, so the next call opens a fresh one.
+   * Runs a call on the connection within `commandTimeoutMs`. A failure that is not the server's answer (closed
+   * socket, a missed deadline) drops the connection, so a fresh one is opened (with backoff).
    */
   private async run<T>(call: (conn: Conn) => Promise<T>): Promise<T> {
     const conn = await this.use();
+    const timeoutMs = this.config.commandTimeoutMs ?? 1000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new L2UnavailableError(`L2 did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
     try {
-      return await call(conn);
+      const result = await Promise.race([call(conn), timeout]);
+      this.lastSuccessAt = Date.now();
+      return result;
     } catch (err) {
-      if (!(loadedRedis !== undefined && err instanceof loadedRedis.ErrorReply) && this.conn === conn) {
-        this.conn = undefined;
-        this.nextAttemptAt = Date.now() + (this.config.retryAfterMs ?? 1000);
-        conn.destroy();
+      if (!(loadedRedis !== undefined && err instanceof loadedRedis.ErrorReply)) {
+        if (err instanceof L2UnavailableError) this.timeouts++;
+        this.drop(conn, err);
       }
       throw err;
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  /** Forgets a broken connection and schedules the next attempt by the backoff. */
+  private drop(conn: Conn, err: unknown): void {
+    if (this.conn !== conn) return;
+    this.conn = undefined;
+    this.failures++;
+    this.nextAttemptAt = Date.now() + this.backoffMs();
+    this.config.onError?.(err);
+    conn.destroy();
+  }
+
+  /** 1 s doubling per failure in a row, capped at `maxBackoffMs`, times a jitter of 1 to 1.25. */
+  private backoffMs(): number {
+    const cap = this.config.maxBackoffMs ?? 10_000;
+    const base = Math.min(cap, RECONNECT_BASE_MS * 2 ** Math.min(20, Math.max(0, this.failures - 1)));
+    return base * (1 + Math.random() / 4);
   }
 
   /** Closes the connection and stops reconnecting. */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.refreshTimer);
+    clearInterval(this.pingTimer);
     const conn = this.conn ?? await this.connecting?.catch(() => undefined);
     this.conn = undefined;
     conn?.destroy();
@@ -232,10 +287,13 @@ export class ValkeyL2 {
         throw new L2UnavailableError('L2 connection closed');
       }
       this.conn = conn;
+      this.failures = 0;
+      this.lastSuccessAt = Date.now();
       this.scheduleRefresh();
       return conn;
     }, (err: unknown) => {
-      this.nextAttemptAt = Date.now() + (this.config.retryAfterMs ?? 1000);
+      this.failures++;
+      this.nextAttemptAt = Date.now() + this.backoffMs();
       this.config.onError?.(err);
       throw err;
     }).finally(() => {
@@ -266,15 +324,11 @@ export class ValkeyL2 {
   private build({ createClient, createCluster }: typeof Redis): Conn {
     const config = this.config;
     const { host, port } = config;
-    const maxReconnects = config.maxReconnects ?? 3;
     let conn: Conn;
-    const reconnectStrategy = (retries: number): number | false => {
-      if (retries < maxReconnects) return Math.min(50 * 2 ** retries, 1000);
-      // Given up: drop this connection so calls fail fast and the next call schedules a fresh one.
-      if (this.conn === conn) {
-        this.conn = undefined;
-        this.nextAttemptAt = Date.now() + (config.retryAfterMs ?? 1000);
-      }
+    // node-redis never reconnects by itself: a dropped socket closes the connection, the next call sees it
+    // failed and drops it, and this adapter reconnects by its own backoff (one policy, one rate limit).
+    const reconnectStrategy = (): false => {
+      if (this.conn === conn) this.drop(conn, new L2UnavailableError('L2 connection lost'));
       return false;
     };
     const tls = config.tls ?? true;
@@ -282,6 +336,7 @@ export class ValkeyL2 {
       host,
       port,
       connectTimeout: config.connectTimeoutMs ?? 1000,
+      keepAlive: true,
       reconnectStrategy,
       ...(tls ? { tls: true as const, servername: host, ...(config.ca ? { ca: config.ca } : {}) } : {}),
     };

@@ -43,10 +43,16 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** The content part of an item (everything but {@link METADATA_ATTRIBUTES}). */
+/** `obj[key] = value` that keeps a `__proto__` key an ordinary own property (never the object's prototype). */
+export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
 export function contentOf(item: Record<string, unknown>): PromptContent {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(item)) {
-    if (!METADATA_ATTRIBUTES.has(k) && v !== undefined) out[k] = v;
+    if (!METADATA_ATTRIBUTES.has(k) && v !== undefined) setOwn(out, k, v);
   }
   return out as PromptContent;
 }

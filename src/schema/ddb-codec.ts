@@ -11,6 +11,7 @@
  * ways (as `JSON.parse` gives them), sets become lists and `undefined` list members become NULL.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { setOwn } from './checksum';
 
 export type Item = Record<string, AttributeValue>;
 
@@ -35,9 +36,10 @@ export function toAttr(value: unknown): AttributeValue {
 /** Converts a plain object to an item. */
 export function toItem(obj: Record<string, unknown>): Item {
   const out: Item = {};
-  for (const [k, v] of Object.entries(obj)) if (v !== undefined) out[k] = toAttr(v);
+  for (const [k, v] of Object.entries(obj)) if (v !== undefined) setOwn(out, k, toAttr(v));
   return out;
 }
+
 
 /** Converts an attribute value back to a JSON-like value (numbers as JS numbers, binary as Uint8Array). */
 export function fromAttr(attr: AttributeValue): unknown {
@@ -57,7 +59,8 @@ export function fromAttr(attr: AttributeValue): unknown {
 /** Converts an item back to a plain object. */
 export function fromItem(item: Item): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(item)) out[k] = fromAttr(v);
+  // (an attribute the SDK left without a value, e.g. a top-level `__proto__`, is skipped)
+  for (const [k, v] of Object.entries(item)) if (v !== undefined) setOwn(out, k, fromAttr(v));
   return out;
 }
 

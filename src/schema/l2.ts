@@ -1,37 +1,54 @@
 /**
  * Wire contract: the L2 cache (ElastiCache for Valkey, or any Redis-protocol store) shared by every reader of
- * one serving table, Node and Python alike, and written through by the invalidation function.
+ * one serving table, Node and Python alike, and written through by the invalidation function. Format `v3`.
  *
- * - Item key: `cdk-prompt-serving:v2/<table>/<prompt id>/<sort key>` — the pointer `…/CURRENT`, a pinned
- *   version `…/v000003`, the catalog `…/#catalog/CURRENT`. Unambiguous: table names and sort keys hold no `/`.
- * - Epoch key: `cdk-prompt-serving:v2/<table>/#epoch`, an integer (as text) the invalidation function `INCR`s
- *   after each batch it wrote; readers poll it and re-validate their in-process copies when it moves.
- * - Value: JSON text `{"revision":<int>,"fetchedAt":<epoch ms>,"item":<the item in DynamoDB JSON>}`, the item
- *   exactly as DynamoDB's JSON wire format has it (and a Lambda stream record's `NewImage`): `{"S":…}`,
- *   `{"N":"3"}`, binary as base64 `{"B":"…"}`. Lossless in both languages.
- * - Ordering rule: a write replaces the stored value only if its `revision` is greater (equal keeps it; a
- *   stored value that is not this format is replaced). Every write of a `CURRENT` row increments the row's
- *   `revision` attribute, so the L2 never goes back to an older pointer, whatever order reader fills and
- *   (redelivered, reordered) stream records arrive in. One key per script call: cluster-safe.
+ * Two classes of value, in two key spaces, so a reader can never pass its own copy off as the stream's:
+ * - **Stream values** (written only by the invalidation function): `cdk-prompt-serving:v3/<table>/<id>/<sort key>`
+ *   (the pointer `…/CURRENT`, the catalog `…/#catalog/CURRENT`), JSON
+ *   `{"inc":<stream label>,"seq":<sequence number>,"writtenAt":<epoch ms>,"item":<DynamoDB JSON>|null}`
+ *   (`item` null: the row was removed). Ordering token = (`inc`, `seq`): the table incarnation (the label of
+ *   the stream ARN, an ISO-8601 time of the stream's creation, so a table deleted and re-created under the same
+ *   name has a greater one) and the stream record's sequence number (DynamoDB Streams deliver one item's records
+ *   in the order of its modifications, with increasing sequence numbers). A write replaces the stored value only
+ *   if its token is greater ({@link L2_WRITE_THROUGH_SCRIPT}); nothing a person or the sync writes into the
+ *   table's attributes (`revision`, `version_number`) takes part, so no repair or hand edit can make the cache
+ *   keep an older pointer.
+ * - **Fill values** (written by readers after a table read): `cdk-prompt-serving:v3/<table>/#fill/<id>/<sort key>`,
+ *   JSON `{"inc":<incarnation>|null,"fetchedAt":<epoch ms>,"item":<DynamoDB JSON>}`, stored for at most the reader's
+ *   L1 bound (`maxAgeSeconds + staleWhileRevalidateSeconds`) and trusted only within `maxAgeSeconds` of `fetchedAt`
+ *   (a `fetchedAt` more than {@link L2_MAX_CLOCK_SKEW_MS} in the future is not a value), and only while `inc` (the
+ *   epoch's incarnation when the reader filled it; null when it knew none) is still the epoch's. So a change
+ *   reaches every reader within its L1 bound even when the write-through is down, and no fill outlives its table.
+ * - **Epoch** `cdk-prompt-serving:v3/<table>/#epoch`: text `<counter> <incarnation>`, moved by the invalidation
+ *   function after each batch ({@link L2_EPOCH_BUMP_SCRIPT}, which heals any garbage). Readers poll it; when it
+ *   moves they re-validate their memory copies. A stream value is used only if its `inc` is the epoch's
+ *   incarnation; without a readable epoch no stream value is used (unknown lineage: fill or table).
  *
- * `v2` is the version of this key and value format (v1 held decoded items without a revision).
+ * Readers may read every key of their table and write only `#fill/` keys (ACL `%R~…/<table>/*` plus
+ * `~…/<table>/#fill/*`); the invalidation function may write every key of its table.
  */
-import { CATALOG_ID, CURRENT, PARTITION_KEY, RESERVED_PREFIX } from './keys';
+import { setOwn } from './checksum';
+import { CATALOG_ID, CURRENT, PARTITION_KEY, RESERVED_PREFIX, SORT_KEY } from './keys';
 
-/** Prefix of every L2 key; the `v2` is the version of the key and value format. */
-export const L2_KEY_PREFIX = 'cdk-prompt-serving:v2';
+/** Prefix of every L2 key; `v3` is the version of the key and value format. */
+export const L2_KEY_PREFIX = 'cdk-prompt-serving:v3';
 
-/** The L2 key of one item (`sortKey` `CURRENT` or a version key `v000001`). */
+/** The stream-value key of one item (`sortKey` `CURRENT` or a version key `v000001`). */
 export function l2ItemKey(tableName: string, promptId: string, sortKey: string): string {
   return `${L2_KEY_PREFIX}/${tableName}/${promptId}/${sortKey}`;
 }
 
-/** The L2 key of the catalog item. */
+/** The stream-value key of the catalog item. */
 export function l2CatalogKey(tableName: string): string {
   return l2ItemKey(tableName, CATALOG_ID, CURRENT);
 }
 
-/** The per-table freshness epoch. `#` ids are reserved, so no prompt's key can collide with it. */
+/** The reader-fill key of one item. `#` ids are reserved, so no prompt's key can collide with it. */
+export function l2FillKey(tableName: string, promptId: string, sortKey: string): string {
+  return `${L2_KEY_PREFIX}/${tableName}/${RESERVED_PREFIX}fill/${promptId}/${sortKey}`;
+}
+
+/** The per-table freshness epoch. */
 export function l2EpochKey(tableName: string): string {
   return `${L2_KEY_PREFIX}/${tableName}/${RESERVED_PREFIX}epoch`;
 }
@@ -41,8 +58,26 @@ export function l2KeyPattern(tableName: string): string {
   return `${L2_KEY_PREFIX}/${tableName}/*`;
 }
 
-/** Lifetime of every L2 value. Freshness comes from the write-through, not from expiry: the TTL only bounds growth. */
+/** The key pattern of one table's reader fills: the only keys a reader may write. */
+export function l2FillPattern(tableName: string): string {
+  return `${L2_KEY_PREFIX}/${tableName}/${RESERVED_PREFIX}fill/*`;
+}
+
+/**
+ * Lifetime of a stream value. Freshness comes from the write-through, not from expiry: the TTL bounds the
+ * memory of prompts no longer written (deleted, or a table gone) and how long a value outlives a write-through
+ * that stopped altogether (one that fails for a record deletes the key instead).
+ */
 export const L2_VALUE_TTL_SECONDS = 24 * 60 * 60;
+
+/** A fill value stamped further than this in the future is not a value (a clock cannot be trusted that far). */
+export const L2_MAX_CLOCK_SKEW_MS = 5_000;
+
+/** The lifetime of a reader's fill: its L1 bound, `maxAgeSeconds + staleWhileRevalidateSeconds`, in whole seconds (0: no fill). */
+export function l2FillTtlSeconds(maxAgeMs: number, staleWhileRevalidateMs: number): number {
+  if (maxAgeMs < 1000) return 0;
+  return Math.max(1, Math.floor((maxAgeMs + staleWhileRevalidateMs) / 1000));
+}
 
 /** A DynamoDB attribute value in DynamoDB JSON (binary as base64 text). */
 export type DynamoJsonValue =
@@ -52,91 +87,205 @@ export type DynamoJsonValue =
 /** An item in DynamoDB JSON. */
 export type DynamoJsonItem = { [attribute: string]: DynamoJsonValue };
 
-/** What an L2 item key holds. */
-export interface L2Value {
-  /** The item's `revision` attribute (0 when absent): the ordering rule compares it. */
-  readonly revision: number;
-  /** When the writer read the item (epoch ms). Informational: a reader never trusts one in the future. */
+/** A stream value: what the invalidation function wrote for one row. */
+export interface L2StreamValue {
+  /** The table incarnation: the label of the stream ARN the record came from. */
+  readonly inc: string;
+  /** The stream record's sequence number (decimal digits). */
+  readonly seq: string;
+  /** When the invalidation function wrote it (epoch ms). Informational. */
+  readonly writtenAt: number;
+  /** The row in DynamoDB JSON; `null` when the row was removed. */
+  readonly item: DynamoJsonItem | null;
+}
+
+/** A fill value: what a reader read from the table. */
+export interface L2FillValue {
+  /** The epoch's incarnation when the reader filled it (`null`: none known); used only while it still is. */
+  readonly inc: string | null;
+  /** When the reader read the table (epoch ms, never later than now + `L2_MAX_CLOCK_SKEW_MS`; clamped to now). */
   readonly fetchedAt: number;
-  /** The item in DynamoDB JSON. */
   readonly item: DynamoJsonItem;
 }
 
-export function encodeL2Value(value: L2Value): string {
-  return JSON.stringify({ revision: value.revision, fetchedAt: value.fetchedAt, item: value.item });
+/** A stream label: the ISO-8601 time at the end of a DynamoDB stream ARN (`…/stream/2026-01-02T03:04:05.678`). */
+const INCARNATION = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/;
+const SEQUENCE = /^\d{1,64}$/;
+
+/** The table incarnation of a stream record: the label of its `eventSourceARN`; `undefined` if it has none. */
+export function incarnationOf(eventSourceArn: unknown): string | undefined {
+  if (typeof eventSourceArn !== 'string') return undefined;
+  const label = eventSourceArn.slice(eventSourceArn.lastIndexOf('/stream/') + '/stream/'.length);
+  return eventSourceArn.includes('/stream/') && isIncarnation(label) ? label : undefined;
 }
 
-/**
- * Parses an L2 value stored for `promptId`; `undefined` when it is not one (another format, another item, a
- * negative or fractional revision, corrupt). `fetchedAt` is clamped to `now` so a clock in the future cannot
- * make a copy look fresher than it is.
- */
-export function decodeL2Value(raw: string, promptId: string, now: number = Date.now()): L2Value | undefined {
+export function isIncarnation(value: unknown): value is string {
+  return typeof value === 'string' && INCARNATION.test(value);
+}
+
+export function isSequenceNumber(value: unknown): value is string {
+  return typeof value === 'string' && SEQUENCE.test(value);
+}
+
+/** Compares two ordering tokens: negative when `a` is older, 0 equal, positive newer. Sequence numbers as big decimals. */
+export function compareTokens(a: { inc: string; seq: string }, b: { inc: string; seq: string }): number {
+  if (a.inc !== b.inc) return a.inc < b.inc ? -1 : 1;
+  const x = a.seq.replace(/^0+/, '');
+  const y = b.seq.replace(/^0+/, '');
+  if (x.length !== y.length) return x.length - y.length;
+  return x === y ? 0 : x < y ? -1 : 1;
+}
+
+export function encodeStreamValue(value: L2StreamValue): string {
+  return JSON.stringify({ inc: value.inc, seq: value.seq, writtenAt: value.writtenAt, item: value.item });
+}
+
+export function encodeFillValue(value: L2FillValue): string {
+  return JSON.stringify({ inc: value.inc, fetchedAt: value.fetchedAt, item: value.item });
+}
+
+function parseObject(raw: unknown): Record<string, unknown> | undefined {
+  if (typeof raw !== 'string') return undefined;
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
     return undefined;
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const { revision, fetchedAt, item } = value as Record<string, unknown>;
-  if (!Number.isSafeInteger(revision) || (revision as number) < 0) return undefined;
-  if (typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt)) return undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : undefined;
+}
+
+/** An item of `promptId`/`sortKey` in DynamoDB JSON (its keys say so), else `undefined`. */
+function itemOf(item: unknown, promptId: string, sortKey: string): DynamoJsonItem | undefined {
   if (item === null || typeof item !== 'object' || Array.isArray(item)) return undefined;
-  const pk = (item as Record<string, unknown>)[PARTITION_KEY] as { S?: unknown } | undefined;
-  if (pk?.S !== promptId) return undefined;
-  return { revision: revision as number, fetchedAt: Math.min(fetchedAt, now), item: item as DynamoJsonItem };
-}
-
-/** The `revision` of an item in DynamoDB JSON (0 when absent or not a whole number ≥ 0). */
-export function itemRevision(item: DynamoJsonItem): number {
-  const raw = (item.revision as { N?: string } | undefined)?.N;
-  const n = raw === undefined ? 0 : Number(raw);
-  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+  const keys = item as Record<string, { S?: unknown } | undefined>;
+  const pk = keys[PARTITION_KEY];
+  const sk = keys[SORT_KEY];
+  if (pk === null || typeof pk !== 'object' || pk.S !== promptId) return undefined;
+  if (sk === null || typeof sk !== 'object' || sk.S !== sortKey) return undefined;
+  return item as DynamoJsonItem;
 }
 
 /**
- * The write of the ordering rule, one key: `EVALSHA` (falling back to `EVAL`) with
- * KEYS[1] = item key, ARGV[1] = revision, ARGV[2] = value, ARGV[3] = TTL seconds. Returns 1 written, 0 kept.
- * The text is part of the contract (both clients send this exact script, so they share its SHA-1).
+ * Parses a stream value stored for `promptId`/`sortKey`; `undefined` when it is not one (another format, another
+ * item or sort key, a malformed token, corrupt).
  */
-export const L2_PUT_IF_NEWER_SCRIPT = [
-  "local cur = redis.call('GET', KEYS[1])",
-  'if cur then',
-  '  local ok, doc = pcall(cjson.decode, cur)',
-  "  if ok and type(doc) == 'table' then",
-  "    local rev = tonumber(doc['revision'])",
-  '    if rev and rev >= tonumber(ARGV[1]) then return 0 end',
-  '  end',
-  'end',
-  "redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))",
-  'return 1',
-].join('\n');
+export function decodeStreamValue(raw: unknown, promptId: string, sortKey: string): L2StreamValue | undefined {
+  const value = parseObject(raw);
+  if (value === undefined) return undefined;
+  const { inc, seq, writtenAt, item } = value;
+  if (!isIncarnation(inc) || !isSequenceNumber(seq)) return undefined;
+  if (typeof writtenAt !== 'number' || !Number.isFinite(writtenAt)) return undefined;
+  if (item === null) return { inc, seq, writtenAt, item: null };
+  const parsed = itemOf(item, promptId, sortKey);
+  return parsed === undefined ? undefined : { inc, seq, writtenAt, item: parsed };
+}
 
 /**
- * Commands each role may run: the ACL / ElastiCache access string allows these and nothing else, on
- * {@link l2KeyPattern} keys only. Connection-level commands a client library sends on its own (HELLO, AUTH,
- * PING, CLUSTER SLOTS/SHARDS, CLIENT SETNAME) are listed too. Not CLIENT SETINFO: both clients turn it off
- * (node-redis `disableClientInfo`), so no user may run it, and Redis 7.0 (the test stand-in) rejects the rule.
+ * Parses a fill value stored for `promptId`/`sortKey`; `undefined` when it is not one, or when `fetchedAt` is
+ * more than `L2_MAX_CLOCK_SKEW_MS` after `now` (within it, clamped to `now`).
+ */
+export function decodeFillValue(raw: unknown, promptId: string, sortKey: string, now: number = Date.now()): L2FillValue | undefined {
+  const value = parseObject(raw);
+  if (value === undefined) return undefined;
+  const { inc, fetchedAt, item } = value;
+  if (inc !== null && !isIncarnation(inc)) return undefined;
+  if (typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt) || fetchedAt > now + L2_MAX_CLOCK_SKEW_MS) return undefined;
+  const parsed = itemOf(item, promptId, sortKey);
+  return parsed === undefined ? undefined : { inc, fetchedAt: Math.min(fetchedAt, now), item: parsed };
+}
+
+/** The epoch's incarnation (`<counter> <incarnation>`), `undefined` when the text is not an epoch. */
+export function epochIncarnation(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const match = /^(\d{1,15}) (\S+)$/.exec(raw);
+  return match !== null && isIncarnation(match[2]) ? match[2] : undefined;
+}
+
+/**
+ * The write-through of one stream value, ordered by its token: KEYS[1] = item key, ARGV[1] = incarnation,
+ * ARGV[2] = sequence number, ARGV[3] = value, ARGV[4] = TTL seconds. Returns 1 written, 0 kept (the stored value's
+ * token is equal or greater). A stored value of another type or format (garbage, a v2 value) is replaced.
+ */
+export const L2_WRITE_THROUGH_SCRIPT = `local cur = redis.pcall('GET', KEYS[1])
+if type(cur) == 'string' then
+  local ok, doc = pcall(cjson.decode, cur)
+  if ok and type(doc) == 'table' and type(doc.inc) == 'string' and type(doc.seq) == 'string'
+    and string.match(doc.seq, '^%d+$') then
+    local newer
+    if doc.inc ~= ARGV[1] then
+      newer = ARGV[1] > doc.inc
+    else
+      local a = string.gsub(ARGV[2], '^0+', '')
+      local b = string.gsub(doc.seq, '^0+', '')
+      if #a ~= #b then newer = #a > #b else newer = a > b end
+    end
+    if not newer then return 0 end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[4]))
+return 1`;
+
+/**
+ * Moves the epoch: KEYS[1] = epoch key, ARGV[1] = the batch's incarnation, ARGV[2] = the latest incarnation
+ * that can be real (the writer's now as a stream label). Stores `<counter + 1> <incarnation>`, the incarnation
+ * being the greater of ARGV[1] and the stored one if that is well-formed and not after ARGV[2]. Heals any
+ * garbage: another type, a non-integer, a counter of 15 digits or more (restarts at 1). Returns the counter.
+ */
+export const L2_EPOCH_BUMP_SCRIPT = `local cur = redis.pcall('GET', KEYS[1])
+local n, inc = 0, ARGV[1]
+if type(cur) == 'string' then
+  local c, i = string.match(cur, '^(%d+) (%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.%d%d%d)$')
+  if c and #c < 15 then n = tonumber(c) end
+  if i and i > inc and i <= ARGV[2] then inc = i end
+end
+n = n + 1
+redis.call('SET', KEYS[1], string.format('%d %s', n, inc))
+return n`;
+
+/** The writer's now as a stream label (ISO-8601 without zone, milliseconds). */
+export function incarnationAt(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 23);
+}
+
+/**
+ * Commands each role may run, on its table's keys only. Connection-level commands a client library sends on its
+ * own (HELLO, AUTH, PING, CLUSTER SLOTS/SHARDS, CLIENT SETNAME) are listed too. Not CLIENT SETINFO: both clients
+ * turn it off (node-redis `disableClientInfo`), so no user may run it, and Redis 7.0 (the test stand-in) rejects
+ * the rule.
  */
 export const L2_CONNECTION_COMMANDS: readonly string[] = ['hello', 'auth', 'ping', 'cluster|slots', 'cluster|shards', 'client|setname', 'readonly'];
-/**
- * Readers: read, fill (the script) and poll the epoch. `set` is listed because an ACL also checks the commands
- * a script runs (the script's own `SET`); clients send it only through the script.
- */
-export const L2_READER_COMMANDS: readonly string[] = ['get', 'set', 'evalsha', 'eval', ...L2_CONNECTION_COMMANDS];
-/** The invalidation function: write through (the script, hence `set`), bump the epoch, drop a removed item. */
-export const L2_WRITER_COMMANDS: readonly string[] = ['get', 'set', 'evalsha', 'eval', 'incr', 'del', ...L2_CONNECTION_COMMANDS];
+/** Readers: `GET` (stream values, fills, the epoch) and `SET` (fills only: the key permissions allow no other write). */
+export const L2_READER_COMMANDS: readonly string[] = [
+  'get', 'set', 'hello', 'auth', 'ping', 'cluster|slots', 'cluster|shards', 'client|setname', 'readonly',
+]; // written out (no spread), so bundles that do not use the lists drop them
+/** The invalidation function: the ordering and epoch scripts (hence `get`/`set`), `del` when a write cannot land. */
+export const L2_WRITER_COMMANDS: readonly string[] = [
+  'get', 'set', 'evalsha', 'eval', 'del', 'hello', 'auth', 'ping', 'cluster|slots', 'cluster|shards', 'client|setname', 'readonly',
+];
 
 /** A Redis ACL rule string for `commands` on `pattern`: `~pattern -@all +cmd …` (without user, `on` or password). */
 export function l2AccessRules(pattern: string, commands: readonly string[]): string {
   return [`~${pattern}`, '-@all', ...commands.map((c) => `+${c}`)].join(' ');
 }
 
+/**
+ * The reader's ACL rules on `tableName`: read every key of the table (`%R~`), write only the fill keys (`~` of
+ * `#fill/*`). So a reader can neither move the epoch nor replace a stream value.
+ */
+export function l2ReaderAccessRules(tableName: string): string {
+  return [`%R~${l2KeyPattern(tableName)}`, `~${l2FillPattern(tableName)}`, '-@all', ...L2_READER_COMMANDS.map((c) => `+${c}`)].join(' ');
+}
+
+/** The invalidation function's ACL rules on `tableName`: every key of the table, the writer's commands. */
+export function l2WriterAccessRules(tableName: string): string {
+  return l2AccessRules(l2KeyPattern(tableName), L2_WRITER_COMMANDS);
+}
+
 /** Converts an SDK attribute value map (binary as `Uint8Array`) to DynamoDB JSON (binary as base64). */
 export function toDynamoJson(item: Record<string, unknown>): DynamoJsonItem {
   const out: DynamoJsonItem = {};
-  for (const [k, v] of Object.entries(item)) out[k] = toJsonValue(v as Record<string, unknown>);
+  for (const [k, v] of Object.entries(item)) setOwn(out, k, toJsonValue(v as Record<string, unknown>));
   return out;
 }
 
@@ -152,7 +301,7 @@ function toJsonValue(av: Record<string, unknown>): DynamoJsonValue {
 /** Converts DynamoDB JSON back to an SDK attribute value map (binary as `Uint8Array`). */
 export function fromDynamoJson(item: DynamoJsonItem): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(item)) out[k] = fromJsonValue(v);
+  for (const [k, v] of Object.entries(item)) setOwn(out, k, fromJsonValue(v));
   return out;
 }
 

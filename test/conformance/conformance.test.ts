@@ -11,14 +11,17 @@ import { createClient } from 'redis';
 import { PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError } from '../../src/runtime';
 import { resolveOptions } from '../../src/runtime/options';
 import { promptFromItem } from '../../src/runtime/prompt';
+import { ValkeyL2 } from '../../src/runtime/valkey';
 import {
   bloomBuild, bloomIndexes, bloomMightContain, bloomParameters, canonicalJson, checksum, contentOf, isValidPromptId,
 } from '../../src/schema';
 import { catalogProblem } from '../../src/schema/catalog';
 import {
-  decodeL2Value, encodeL2Value, itemRevision, l2CatalogKey, l2EpochKey, l2ItemKey, l2KeyPattern, L2_PUT_IF_NEWER_SCRIPT,
-  L2_VALUE_TTL_SECONDS,
+  compareTokens, decodeFillValue, decodeStreamValue, encodeFillValue, encodeStreamValue, epochIncarnation, l2CatalogKey, l2EpochKey,
+  l2FillKey, l2FillPattern, l2FillTtlSeconds, l2ItemKey, l2KeyPattern, L2_EPOCH_BUMP_SCRIPT, L2_MAX_CLOCK_SKEW_MS, L2_VALUE_TTL_SECONDS,
+  L2_WRITE_THROUGH_SCRIPT,
 } from '../../src/schema/l2';
+import { logGetItemKeys } from '../runtime/fixtures';
 import { CallCounter } from '../support/call-counter';
 import { RedisServer, startRedisServer } from '../support/redis-server';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -168,33 +171,45 @@ describe('items in the table, read through the real client', () => {
   });
 });
 
-describe('L2 wire contract (v2)', () => {
+describe('L2 wire contract (v3)', () => {
   const f = load('l2.json');
 
-  test('keys, TTL, the ordering script and the value encoding', () => {
-    for (const k of f.keys) expect(l2ItemKey(k.table, k.promptId, k.sortKey)).toBe(k.key);
+  test('keys, TTLs, the scripts and the value encodings', () => {
+    for (const k of f.keys) {
+      expect(l2ItemKey(k.table, k.promptId, k.sortKey)).toBe(k.key);
+      expect(l2FillKey(k.table, k.promptId, k.sortKey)).toBe(k.fillKey);
+    }
     expect(l2CatalogKey(f.catalogKey.table)).toBe(f.catalogKey.key);
     expect(l2EpochKey(f.epochKey.table)).toBe(f.epochKey.key);
     expect(l2KeyPattern(f.keyPattern.table)).toBe(f.keyPattern.pattern);
+    expect(l2FillPattern(f.keyPattern.table)).toBe(f.keyPattern.fillPattern);
     expect(L2_VALUE_TTL_SECONDS).toBe(f.valueTtlSeconds);
-    expect(createHash('sha1').update(L2_PUT_IF_NEWER_SCRIPT).digest('hex')).toBe(f.scriptSha1);
-    for (const e of f.encode) expect(encodeL2Value({ revision: e.revision, fetchedAt: e.fetchedAt, item: e.item })).toBe(e.encoded);
-  });
-
-  test.each(f.decode.map((c: { name: string }) => [c.name, c]))('decode: %s', (...[_name, c]: any[]) => {
-    const value = decodeL2Value(c.raw, c.promptId, c.nowMs);
-    if (c.expect === null) {
-      expect(value).toBeUndefined();
-    } else {
-      expect({ revision: value?.revision, fetchedAt: value?.fetchedAt }).toEqual(c.expect);
+    expect(L2_MAX_CLOCK_SKEW_MS).toBe(f.maxClockSkewMs);
+    expect(createHash('sha1').update(L2_WRITE_THROUGH_SCRIPT).digest('hex')).toBe(f.writeThroughScriptSha1);
+    expect(createHash('sha1').update(L2_EPOCH_BUMP_SCRIPT).digest('hex')).toBe(f.epochBumpScriptSha1);
+    for (const e of f.encodeFill) expect(encodeFillValue({ inc: e.inc, fetchedAt: e.fetchedAt, item: e.item })).toBe(e.encoded);
+    for (const e of f.encodeStream) expect(encodeStreamValue({ inc: e.inc, seq: e.seq, writtenAt: e.writtenAt, item: e.item })).toBe(e.encoded);
+    for (const c of f.fillTtl) expect([c, l2FillTtlSeconds(c.maxAgeMs, c.staleWhileRevalidateMs)]).toEqual([c, c.ttl]);
+    for (const c of f.tokens) {
+      expect([c, Math.sign(compareTokens({ inc: c.a[0], seq: c.a[1] }, { inc: c.b[0], seq: c.b[1] }))]).toEqual([c, c.compare]);
     }
   });
 
-  test.each(f.itemRevision.map((c: any) => [JSON.stringify(c.item.revision), c]))('itemRevision(%s)', (...[_r, c]: any[]) => {
-    expect(itemRevision(c.item)).toBe(c.revision);
+  test.each(f.decodeStream.map((c: { name: string }) => [c.name, c]))('stream value: %s', (...[, c]: any[]) => {
+    const value = decodeStreamValue(c.raw, c.promptId, c.sortKey);
+    expect(value === undefined ? null : { inc: value.inc, seq: value.seq, removed: value.item === null }).toEqual(c.expect);
   });
 
-  describe('ordering on a real redis-server', () => {
+  test.each(f.decodeFill.map((c: { name: string }) => [c.name, c]))('fill value: %s', (...[, c]: any[]) => {
+    const value = decodeFillValue(c.raw, c.promptId, c.sortKey, c.nowMs);
+    expect(value === undefined ? null : { inc: value.inc, fetchedAt: value.fetchedAt }).toEqual(c.expect);
+  });
+
+  test.each(f.epoch.map((c: { name: string }) => [c.name, c]))('epoch: %s', (...[, c]: any[]) => {
+    expect(epochIncarnation(c.raw) ?? null).toBe(c.incarnation);
+  });
+
+  describe('scripts on a real redis-server', () => {
     let server: RedisServer;
     let redis: ReturnType<typeof createClient>;
     beforeAll(async () => {
@@ -207,16 +222,84 @@ describe('L2 wire contract (v2)', () => {
       await server.stop();
     });
 
-    test.each(f.ordering.map((c: { name: string }) => [c.name, c]))('%s', async (...[_name, c]: any[]) => {
+    test.each(f.ordering.map((c: { name: string }) => [c.name, c]))('write-through: %s', async (...[, c]: any[]) => {
       const key = l2ItemKey('ordering', c.name.replace(/ /g, '-'), 'CURRENT');
       await redis.del(key);
       if (c.initial !== null) await redis.set(key, c.initial);
-      for (const [revision, expected] of c.writes) {
-        const value = JSON.stringify({ revision, fetchedAt: 1, item: { prompt_id: { S: 'x' } } });
-        const written = await redis.eval(L2_PUT_IF_NEWER_SCRIPT, { keys: [key], arguments: [String(revision), value, '60'] });
-        expect([revision, written]).toEqual([revision, expected]);
+      for (const [inc, seq, expected] of c.writes) {
+        const value = JSON.stringify({ inc, seq, writtenAt: 1, item: null });
+        const written = await redis.eval(L2_WRITE_THROUGH_SCRIPT, { keys: [key], arguments: [inc, seq, value, '60'] });
+        expect([inc, seq, written]).toEqual([inc, seq, expected]);
       }
-      expect(JSON.parse((await redis.get(key))!).revision).toBe(c.final);
+      expect(JSON.parse((await redis.get(key))!).seq).toBe(c.final);
     });
+
+    test.each(f.epochBump.map((c: { name: string }) => [c.name, c]))('epoch: %s', async (...[, c]: any[]) => {
+      const key = l2EpochKey(`epoch-${c.name.replace(/ /g, '-')}`);
+      await redis.del(key);
+      if (c.initial !== null) await redis.set(key, c.initial);
+      await redis.eval(L2_EPOCH_BUMP_SCRIPT, { keys: [key], arguments: [c.inc, f.epochBumpLatest] });
+      expect(await redis.get(key)).toBe(c.expect);
+    });
+
+    test('epoch: another type is replaced', async () => {
+      const key = l2EpochKey('epoch-hash');
+      await redis.del(key);
+      await redis.hSet(key, 'a', '1');
+      await redis.eval(L2_EPOCH_BUMP_SCRIPT, { keys: [key], arguments: [f.epochBump[0].inc, f.epochBumpLatest] });
+      expect(await redis.get(key)).toBe(f.epochBump[0].expect);
+    });
+  });
+});
+
+describe('hostile L2 values: both clients serve, read the table, or say not found alike', () => {
+  const f = load('l2-hostile.json');
+  let ddb: DynamoDBClient;
+  let tableName: string;
+  let server: RedisServer;
+  let redis: ReturnType<typeof createClient>;
+  const now = () => Date.now();
+
+  beforeAll(async () => {
+    ddb = localDynamoDBClient();
+    tableName = await createServingTable(ddb, 'hostile');
+    for (const c of f.cases) if (c.tableItem) await ddb.send(new PutItemCommand({ TableName: tableName, Item: c.tableItem }));
+    server = await startRedisServer();
+    redis = createClient({ url: server.url, socket: { reconnectStrategy: false } });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await server.stop();
+    await deleteTable(ddb, tableName);
+    ddb.destroy();
+  });
+
+  test.each(f.cases.map((c: { name: string }) => [c.name, c]))('%s', async (...[, c]: any[]) => {
+    await redis.set(l2EpochKey(tableName), f.epoch);
+    const raw = String(c.l2.raw).replace(/"NOW([+-]\d+)?"/, (_m: string, delta?: string) => String(now() + Number(delta ?? 0)));
+    const key = c.l2.kind === 'stream' ? l2ItemKey(tableName, c.id, 'CURRENT') : l2FillKey(tableName, c.id, 'CURRENT');
+    await redis.set(key, raw);
+    const reader = new ValkeyL2({ host: '127.0.0.1', port: server.port, tls: false, cluster: false, connectTimeoutMs: 2000 });
+    const client = localDynamoDBClient({ maxAttempts: 1 });
+    const keys = logGetItemKeys(client);
+    const prompts = new PromptClient({ tableName, dynamoDBClient: client, l2: reader, maxAgeSeconds: 60, l2TimeoutMs: 1000 });
+    try {
+      const answer = await prompts.getPrompt(c.id).then(
+        (p) => ({
+          version: p.version,
+          inputVariables: [...p.inputVariables],
+          ...(p.inferenceConfig !== undefined ? { inferenceConfig: p.inferenceConfig } : {}),
+        }),
+        (err: unknown) => (err instanceof PromptNotFoundError ? 'notFound' : `error: ${String(err)}`),
+      );
+      expect(answer).toEqual(c.expect);
+      expect(keys.includes(`${c.id}/CURRENT`)).toBe(c.tableRead);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    } finally {
+      await prompts.close();
+      await reader.close();
+      client.destroy();
+    }
   });
 });

@@ -7,13 +7,15 @@ import { PromptCacheResourceType } from '../../src';
 import { cacheStreamViewType } from '../../src/cache/cache-tier';
 import { CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../../src/schema';
 
-/** The access string a user gets, with the table's Ref as the one token. */
+/** The access strings the users get (src/schema/l2.ts), with the table's Ref as the one token. */
 function accessString(tableRef: string, commands: readonly string[]): unknown {
+  const reader = commands === L2_READER_COMMANDS;
   return {
     'Fn::Join': ['', [
-      'on ~cdk-prompt-serving:v2/',
+      reader ? 'on %R~cdk-prompt-serving:v3/' : 'on ~cdk-prompt-serving:v3/',
       { Ref: tableRef },
-      `/* -@all ${commands.map((c) => `+${c}`).join(' ')}`,
+      ...(reader ? ['/* ~cdk-prompt-serving:v3/', { Ref: tableRef }] : []),
+      `${reader ? '/#fill/*' : '/*'} -@all ${commands.map((c) => `+${c}`).join(' ')}`,
     ]],
   };
 }
@@ -78,10 +80,9 @@ describe('serverless cache', () => {
     expect(PromptCacheResourceType.REPLICATION_GROUP).toBe(CACHE_RESOURCE_REPLICATION_GROUP);
   });
 
-  test('readers may not bump the epoch or delete keys; only the writer may', () => {
-    expect(L2_READER_COMMANDS).not.toContain('incr');
-    expect(L2_READER_COMMANDS).not.toContain('del');
-    expect(L2_WRITER_COMMANDS).toEqual(expect.arrayContaining(['incr', 'del']));
+  test('readers may not run scripts or delete keys (their key permissions allow writing fills only); only the writer may', () => {
+    for (const c of ['incr', 'del', 'eval', 'evalsha']) expect(L2_READER_COMMANDS).not.toContain(c);
+    expect(L2_WRITER_COMMANDS).toEqual(expect.arrayContaining(['eval', 'evalsha', 'del']));
   });
 
   test('its security group admits nothing from any CIDR: only the invalidation function\'s group, on 6379-6380', () => {

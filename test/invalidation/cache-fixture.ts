@@ -1,15 +1,16 @@
 /**
  * The cache tier's real parts for tests: a serving table in DynamoDB Local with its stream on (NEW_IMAGE), a
  * redis-server with TLS, cluster mode (one node, every slot: the serverless stand-in) and the library's two ACL
- * users limited to exactly `l2AccessRules(l2KeyPattern(table), …)`, the BUNDLED invalidation handler in its own
+ * users limited to exactly `l2ReaderAccessRules(table)` / `l2WriterAccessRules(table)`, the BUNDLED invalidation handler in its own
  * process, and a poller standing in for the event source mapping (its filter criteria included).
  */
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { STREAM_FILTER_PATTERN } from '../../src/invalidation/filter';
-import { ValkeyConfig, ValkeyL2 } from '../../src/runtime/valkey';
-import { Env, l2AccessRules, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS, PARTITION_KEY, SORT_KEY } from '../../src/schema';
+import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
+import { ValkeyConfig } from '../../src/runtime/valkey';
+import { Env, l2ReaderAccessRules, l2WriterAccessRules, PARTITION_KEY, SORT_KEY } from '../../src/schema';
 import { LambdaProcess, startLambda } from '../support/lambda-runner';
 import { RedisServer, startRedisServer } from '../support/redis-server';
 import { StreamPoller } from '../support/stream-poller';
@@ -45,8 +46,8 @@ export function startCache(table: string, previous?: RedisServer): Promise<Redis
     cluster: true,
     certsFrom: previous,
     users: [
-      { name: READER, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_READER_COMMANDS)}` },
-      { name: WRITER, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_WRITER_COMMANDS)}` },
+      { name: READER, password: 'unused', rules: `nopass ${l2ReaderAccessRules(table)}` },
+      { name: WRITER, password: 'unused', rules: `nopass ${l2WriterAccessRules(table)}` },
     ],
   });
 }
@@ -79,8 +80,8 @@ export function poller(streamArn: string, invoke: LambdaProcess['invoke'], optio
 }
 
 /** The adapter as a reader (or writer) of `cache`: IAM auth with fake credentials, TLS trusting the test CA, cluster mode. */
-export function cacheClient(cache: RedisServer, user = READER, extra: Partial<ValkeyConfig> = {}): ValkeyL2 {
-  return new ValkeyL2({
+export function cacheClient(cache: RedisServer, user = READER, extra: Partial<ValkeyConfig> = {}): ValkeyWriter {
+  return new ValkeyWriter({
     host: 'localhost',
     port: cache.port,
     tls: true,

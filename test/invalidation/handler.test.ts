@@ -3,12 +3,16 @@
  * (filter criteria applied), partial batch responses, bisection, bounded retries, a dead-letter queue; against a
  * TLS, cluster-mode redis-server whose ACL users hold exactly the library's access rules.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
 import { BUNDLE, cacheClient, createStreamTable, handlerEnv, poller, READER, startCache, startHandler, WRITER } from './cache-fixture';
+import { toItem } from '../../src/schema/ddb-codec';
 import { PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
-import { CATALOG_ID, CURRENT, decodeL2Value, l2CatalogKey, l2EpochKey, l2ItemKey, versionKey } from '../../src/schema';
+import {
+  CATALOG_ID, CURRENT, decodeStreamValue, epochIncarnation, l2CatalogKey, l2EpochKey, l2FillKey, l2ItemKey, versionKey,
+} from '../../src/schema';
+import { checksum } from '../../src/schema/checksum';
 import { markDeleted, publish, textContent, writeCatalog } from '../runtime/fixtures';
 import { CallCounter } from '../support/call-counter';
 import { LambdaProcess, startLambda } from '../support/lambda-runner';
@@ -48,15 +52,24 @@ afterAll(async () => {
 
 async function stored(promptId: string, sortKey = CURRENT) {
   const raw = await inspect.get(l2ItemKey(table, promptId, sortKey));
-  return raw === null ? undefined : decodeL2Value(raw, promptId);
+  return raw === null ? undefined : decodeStreamValue(raw, promptId, sortKey);
 }
 
-test('a pointer write reaches the L2 through the stream: written through with its revision, version rows filtered out, the epoch bumped once per batch', async () => {
+/** The epoch's counter (`<counter> <incarnation>`), 0 when absent. */
+async function epochCounter(): Promise<number> {
+  const raw = await inspect.get(l2EpochKey(table));
+  return raw === null ? 0 : Number(raw.split(' ')[0]);
+}
+
+/** The stream label of this table's stream: the incarnation every value must carry. */
+const incarnation = () => streamArn.slice(streamArn.indexOf('/stream/') + 8);
+
+test('a pointer write reaches the L2 through the stream: written through with its token, version rows filtered out, the epoch moved once per batch', async () => {
   // GIVEN two prompts published (a version item and a pointer each) and the catalog
   await publish(admin, table, 'greeting', 1, textContent('Hello {{name}}!'));
   await publish(admin, table, 'faq', 1, textContent('v1 {{q}}'));
   await writeCatalog(admin, table, ['greeting', 'faq']);
-  const epochBefore = Number(await inspect.get(l2EpochKey(table)) ?? 0);
+  const epochBefore = await epochCounter();
 
   // WHEN the stream is drained into the bundled handler
   const delivered = await stream.drain();
@@ -65,13 +78,17 @@ test('a pointer write reaches the L2 through the stream: written through with it
   expect(delivered).toBe(3);
   expect(stream.invocations.at(-1)).toMatchObject({ threw: false, failures: 0 });
   expect(stream.dlq).toEqual([]);
-  // AND each is stored in DynamoDB JSON with its revision; the catalog's binary Bloom filter is base64
-  expect(await stored('greeting')).toMatchObject({ revision: 1, item: { prompt_id: { S: 'greeting' }, version: { S: CURRENT }, version_number: { N: '1' } } });
-  const catalog = decodeL2Value((await inspect.get(l2CatalogKey(table)))!, CATALOG_ID)!;
-  expect(catalog.item.bloom).toEqual({ B: expect.stringMatching(/^[A-Za-z0-9+/]+=*$/) });
+  // AND each is stored in DynamoDB JSON with its token (the stream's label and the record's sequence number);
+  // the catalog's binary Bloom filter is base64
+  expect(await stored('greeting')).toMatchObject({
+    inc: incarnation(), seq: expect.stringMatching(/^\d+$/), item: { prompt_id: { S: 'greeting' }, version: { S: CURRENT }, version_number: { N: '1' } },
+  });
+  const catalog = decodeStreamValue((await inspect.get(l2CatalogKey(table)))!, CATALOG_ID, CURRENT)!;
+  expect(catalog.item!.bloom).toEqual({ B: expect.stringMatching(/^[A-Za-z0-9+/]+=*$/) });
   expect(await inspect.exists(l2ItemKey(table, 'greeting', versionKey(1)))).toBe(0);
-  // AND the epoch moved by exactly one, for one batch
-  expect(Number(await inspect.get(l2EpochKey(table)))).toBe(epochBefore + 1);
+  // AND the epoch moved by exactly one, for one batch, and names the table's incarnation
+  expect(await epochCounter()).toBe(epochBefore + 1);
+  expect(epochIncarnation(await inspect.get(l2EpochKey(table)))).toBe(incarnation());
   // AND the values live L2_VALUE_TTL_SECONDS
   expect(await inspect.ttl(l2ItemKey(table, 'greeting', CURRENT))).toBeGreaterThan(86_000);
   // AND the function logged one structured line for the batch
@@ -91,8 +108,8 @@ test('redelivered and reordered records never replace a newer pointer with an ol
   await fn.invoke({ Records: [...records].reverse() });
   for (const r of [...records, ...records]) await fn.invoke({ Records: [r] });
 
-  // THEN the L2 holds version 3, revision 3
-  expect(await stored('churn')).toMatchObject({ revision: 3, item: { version_number: { N: '3' } } });
+  // THEN the L2 holds version 3, with the newest record's sequence number
+  expect(await stored('churn')).toMatchObject({ seq: records[2].dynamodb.SequenceNumber, item: { version_number: { N: '3' } } });
 });
 
 test('a REMOVE deletes the key; a tombstone is written through and readers are told not found', async () => {
@@ -113,28 +130,46 @@ test('a REMOVE deletes the key; a tombstone is written through and readers are t
   closers.push(() => prompts.close());
   await expect(prompts.getPrompt('gone')).rejects.toThrow("prompt 'gone' not found: deleted");
   expect(counter.count('GetItem') + counter.count('BatchGetItem')).toBe(0);
-  // AND a REMOVE event (the pointer row itself deleted) drops the key
+  // AND a REMOVE event (the pointer row itself deleted) is written through as "removed": not found, no table read
   const [removal] = (await stream.read());
   expect(removal).toBeUndefined();
-  await fn.invoke({ Records: [{ eventID: 'x', eventName: 'REMOVE', dynamodb: { Keys: { prompt_id: { S: 'gone' }, version: { S: CURRENT } }, SequenceNumber: '1' } }] });
-  expect(await inspect.exists(l2ItemKey(table, 'gone', CURRENT))).toBe(0);
+  await fn.invoke({
+    Records: [{
+      eventID: 'x',
+      eventName: 'REMOVE',
+      eventSourceARN: streamArn,
+      dynamodb: { Keys: { prompt_id: { S: 'gone' }, version: { S: CURRENT } }, SequenceNumber: '9'.repeat(40) },
+    }],
+  });
+  expect(await stored('gone')).toMatchObject({ item: null });
+  prompts.invalidate('gone');
+  await expect(prompts.getPrompt('gone')).rejects.toThrow("prompt 'gone' not found");
+  expect(counter.count('GetItem') + counter.count('BatchGetItem')).toBe(0);
 });
 
-test('the ACL users hold exactly the library\'s rights: other keys and other commands are refused', async () => {
+test('the ACL users hold exactly the library\'s rights: readers write only their fills, never the epoch or a stream value', async () => {
   // GIVEN a reader and a writer connection made by the adapter (IAM token, TLS, cluster)
   const reader = cacheClient(cache, READER);
   const writer = cacheClient(cache, WRITER);
   closers.push(() => reader.close(), () => writer.close());
   await Promise.all([reader.ready(), writer.ready()]);
   expect(reader.isConnected && writer.isConnected).toBe(true);
-  // THEN both read keys of this table; only the writer may INCR and DEL
+  // THEN the reader reads every key of its table, and writes its fills only
   await expect(reader.get(l2EpochKey(table))).resolves.not.toBeUndefined();
+  await expect(reader.get(l2ItemKey(table, 'greeting', CURRENT))).resolves.not.toBeNull();
+  await expect(reader.set(l2FillKey(table, 'x', CURRENT), '{}', 5)).resolves.toBe('OK');
+  await expect(reader.set(l2EpochKey(table), '1 2099-01-01T00:00:00.000', 60)).rejects.toThrow(/NOPERM/);
+  await expect(reader.set(l2ItemKey(table, 'greeting', CURRENT), '{}', 60)).rejects.toThrow(/NOPERM/);
   await expect(reader.incr(l2EpochKey(table))).rejects.toThrow(/NOPERM/);
   await expect(reader.delete(l2ItemKey(table, 'x', CURRENT))).rejects.toThrow(/NOPERM/);
+  await expect(reader.writeThroughValue(l2ItemKey(table, 'x', CURRENT), incarnation(), '1', '{}', 60)).rejects.toThrow(/NOPERM/);
+  await expect(reader.bumpEpoch(l2EpochKey(table), incarnation(), incarnation())).rejects.toThrow(/NOPERM/);
+  // AND only the writer runs the scripts and DEL
   await expect(writer.delete(l2ItemKey(table, 'x', CURRENT))).resolves.toBe(0);
   // AND neither reaches another table's keys, nor runs anything else
   await expect(reader.get(l2ItemKey('other-table', 'x', CURRENT))).rejects.toThrow(/NOPERM/);
-  await expect(writer.putIfNewer(l2ItemKey('other-table', 'x', CURRENT), 1, '{}', 60)).rejects.toThrow(/NOPERM/);
+  await expect(reader.set(l2FillKey('other-table', 'x', CURRENT), '{}', 5)).rejects.toThrow(/NOPERM/);
+  await expect(writer.writeThroughValue(l2ItemKey('other-table', 'x', CURRENT), incarnation(), '1', '{}', 60)).rejects.toThrow(/NOPERM/);
   const raw = createClient({ url: cache.url, username: READER, password: 'any', socket: { tls: true, ca: cache.ca, servername: 'localhost', reconnectStrategy: false } });
   raw.on('error', () => undefined);
   await raw.connect();
@@ -142,6 +177,85 @@ test('the ACL users hold exactly the library\'s rights: other keys and other com
   await expect(raw.keys('*')).rejects.toThrow(/NOPERM/);
   await expect(raw.flushAll()).rejects.toThrow(/NOPERM/);
   await expect(raw.incr(l2ItemKey(table, 'x', CURRENT))).rejects.toThrow(/NOPERM/);
+  await expect(raw.set(l2EpochKey(table), 'garbage')).rejects.toThrow(/NOPERM/);
+  await expect(raw.eval("return redis.call('SET', KEYS[1], 'x')", { keys: [l2EpochKey(table)] })).rejects.toThrow(/NOPERM/);
+});
+
+test.each([
+  ['another type', async (key: string) => { await inspect.del(key); await inspect.hSet(key, 'a', '1'); }],
+  ['not an integer', async (key: string) => { await inspect.set(key, 'banana'); }],
+  ['INCRed past int64', async (key: string) => { await inspect.set(key, '9223372036854775807'); }],
+  ['a counter of 15 digits', async (key: string) => { await inspect.set(key, `999999999999999 ${incarnation()}`); }],
+  ['an incarnation in the future', async (key: string) => { await inspect.set(key, '5 2999-01-01T00:00:00.000'); }],
+  ['an empty string', async (key: string) => { await inspect.set(key, ''); }],
+])('an epoch holding garbage (%s) heals on the next batch, which is applied', async (_name, poison) => {
+  // GIVEN the epoch poisoned by someone with every right on the cache
+  await poison(l2EpochKey(table));
+  // WHEN a change is written through
+  await publish(admin, table, 'heal', Date.now() % 100000, textContent('heal'));
+  await stream.drain();
+  // THEN the batch was applied (nothing in the dead-letter queue) and the epoch is well-formed again
+  expect(stream.invocations.at(-1)).toMatchObject({ threw: false, failures: 0 });
+  const epoch = await inspect.get(l2EpochKey(table));
+  expect(epoch).toMatch(/^\d{1,14} /);
+  expect(epochIncarnation(epoch)).toBe(incarnation());
+});
+
+test('a pointer whose revision goes down (repair restarting at 1, removed by hand) is still written through', async () => {
+  // GIVEN a prompt at v5, revision 5, in the L2
+  for (let v = 1; v <= 5; v++) await publish(admin, table, 'lowered', v, textContent(`v${v}`));
+  await stream.drain();
+  expect(await stored('lowered')).toMatchObject({ item: { version_number: { N: '5' }, revision: { N: '5' } } });
+  // WHEN a repair rewrites the pointer at v6 with revision 1, then a hand edit removes the revision at v8
+  await admin.send(new PutItemCommand({ TableName: table, Item: { ...pointerItem('lowered', 6, 'six'), revision: { N: '1' } } }));
+  await stream.drain();
+  expect(await stored('lowered')).toMatchObject({ item: { version_number: { N: '6' }, revision: { N: '1' } } });
+  await admin.send(new PutItemCommand({ TableName: table, Item: pointerItem('lowered', 8, 'eight') }));
+  await stream.drain();
+  // THEN the L2 follows the table each time, and a reader serves v8
+  expect(await stored('lowered')).toMatchObject({ item: { version_number: { N: '8' } } });
+  expect(fn.logs.map((l) => JSON.parse(l)).filter((l) => l.message === 'batch written through').at(-1)).toMatchObject({ written: 1, kept: 0 });
+});
+
+test('the cache full (maxmemory, noeviction): the value that cannot land is deleted and counted; readers read the table', async () => {
+  // GIVEN a prompt in the L2 at v1 (and in the catalog)
+  await publish(admin, table, 'full', 1, textContent('v1'));
+  await writeCatalog(admin, table, ['greeting', 'faq', 'gone', 'full']);
+  await stream.drain();
+  expect(await stored('full')).toMatchObject({ item: { version_number: { N: '1' } } });
+  // WHEN the cache is full and refuses writes, and the pointer moves to v2
+  await inspect.configSet({ 'maxmemory-policy': 'noeviction', 'maxmemory': '1' });
+  try {
+    await publish(admin, table, 'full', 2, textContent('v2'));
+    await stream.drain();
+  } finally {
+    await inspect.configSet({ maxmemory: '0' });
+  }
+  // THEN the batch succeeded (nothing to the dead-letter queue), the stale v1 is gone, and so is the epoch
+  expect(stream.invocations.at(-1)).toMatchObject({ threw: false, failures: 0 });
+  expect(await inspect.exists(l2ItemKey(table, 'full', CURRENT))).toBe(0);
+  expect(await inspect.exists(l2EpochKey(table))).toBe(0);
+  // AND the drop was counted in the metric the construct alarms on (Embedded Metric Format)
+  const metric = fn.logs.map((l) => JSON.parse(l)).filter((l) => l.WriteThroughDrops !== undefined).at(-1);
+  expect(metric).toMatchObject({ TableName: table, WriteThroughDrops: 2, _aws: { CloudWatchMetrics: [{ Namespace: 'CdkPromptServing' }] } });
+  // AND a reader serves v2 from the table
+  const reader = cacheClient(cache);
+  closers.push(() => reader.close());
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient: localDynamoDBClient(), l2: reader });
+  closers.push(() => prompts.close());
+  expect((await prompts.getPrompt('full')).version).toBe(2);
+  // AND the next batch restores the epoch
+  await publish(admin, table, 'full', 3, textContent('v3'));
+  await stream.drain();
+  expect(epochIncarnation(await inspect.get(l2EpochKey(table)))).toBe(incarnation());
+});
+
+test('a key of the wrong type is replaced by the write-through', async () => {
+  await inspect.hSet(l2ItemKey(table, 'wrongtype', CURRENT), 'x', '1');
+  await publish(admin, table, 'wrongtype', 1, textContent('v1'));
+  await stream.drain();
+  expect(stream.invocations.at(-1)).toMatchObject({ threw: false, failures: 0 });
+  expect(await stored('wrongtype')).toMatchObject({ item: { version_number: { N: '1' } } });
 });
 
 test('one poison record is isolated by bisection: the rest of its batch is applied, it alone goes to the dead-letter queue after bounded retries', async () => {
@@ -158,7 +272,7 @@ test('one poison record is isolated by bisection: the rest of its batch is appli
   await (stream as unknown as { deliver(b: unknown[], a: number): Promise<void> }).deliver(batch, 0);
 
   // THEN every good record is in the L2
-  for (const i of [1, 2, 4, 5, 6]) expect(await stored(`p${i}`)).toMatchObject({ revision: 1 });
+  for (const i of [1, 2, 4, 5, 6]) expect(await stored(`p${i}`)).toMatchObject({ item: { revision: { N: '1' } } });
   expect(await stored('p3')).toBeUndefined();
   // AND the poison record alone reached the dead-letter queue, after 1 + maxRetries (2) attempts on its own
   expect(stream.dlq.slice(dlqBefore)).toEqual([[poison]]);
@@ -203,7 +317,7 @@ async function readWithFreshClient(promptId: string) {
   await c.connect();
   try {
     const raw = await c.get(l2ItemKey(table, promptId, CURRENT));
-    return raw === null ? undefined : decodeL2Value(raw, promptId);
+    return raw === null ? undefined : decodeStreamValue(raw, promptId, CURRENT);
   } finally {
     await c.close();
   }
@@ -213,5 +327,13 @@ test('the function fails at init naming a missing variable', async () => {
   const { PROMPT_SERVING_TABLE_NAME: _omitted, ...env } = handlerEnv(table, cache);
   await expect(startLambda(BUNDLE, env)).rejects.toThrow(/environment variable PROMPT_SERVING_TABLE_NAME is not set/);
 });
+
+/** A pointer item as a person might write it by hand (no revision). */
+function pointerItem(promptId: string, versionNumber: number, text: string) {
+  const content = textContent(text);
+  return toItem({
+    ...content, prompt_id: promptId, version: CURRENT, version_number: versionNumber, status: 'ACTIVE', checksum: checksum(content),
+  });
+}
 
 void ValkeyL2;

@@ -7,7 +7,7 @@ import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { publish, textContent, writeCatalog } from './fixtures';
 import { PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
-import { CURRENT, decodeL2Value, Env, l2AccessRules, L2_READER_COMMANDS, l2ItemKey, l2KeyPattern } from '../../src/schema';
+import { CURRENT, decodeStreamValue, Env, l2ItemKey, l2ReaderAccessRules } from '../../src/schema';
 import { cacheClient, createStreamTable, poller, startCache, startHandler } from '../invalidation/cache-fixture';
 import { CallCounter } from '../support/call-counter';
 import { LambdaProcess } from '../support/lambda-runner';
@@ -80,8 +80,8 @@ test('a change reaches every reader through the epoch within about one poll inte
 });
 
 test('redis-server killed and restarted under load: 0 failed reads of a cached prompt, and the L2 resumes by itself', async () => {
-  // GIVEN 4 readers whose memory copies expire every 200 ms, so they keep going to the L2
-  const readers = await Promise.all(Array.from({ length: 4 }, () => reader({ maxAgeSeconds: 0.2 })));
+  // GIVEN 4 readers whose memory copies expire every second, so they keep going to the L2
+  const readers = await Promise.all(Array.from({ length: 4 }, () => reader({ maxAgeSeconds: 1, staleWhileRevalidateSeconds: 0 })));
   let failures = 0;
   let reads = 0;
   let running = true;
@@ -99,11 +99,15 @@ test('redis-server killed and restarted under load: 0 failed reads of a cached p
   await cache.stop();
   await new Promise((resolve) => setTimeout(resolve, 1000));
   cache = await startCache(table, cache);
-  await fn.invoke({ Records: [] }); // the function process is unaffected (nothing to write)
-  // the restarted cache is empty: the readers' own fills (through the script) repopulate it
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  // the restarted cache is empty: the next write-through (and the readers' own fills) repopulate it
+  await publish(admin, table, 'greeting', 1, textContent('Hello v1 {{name}}'));
+  await stream.drain();
   const hitsAfter = readers.map((r) => r.prompts.stats().l2Hits);
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // the readers reconnect by their backoff (1 s, doubling, jittered): wait for every one, at most 10 s
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && !readers.every((r, i) => r.prompts.stats().l2Hits > hitsAfter[i])) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   running = false;
   await load;
 
@@ -156,17 +160,15 @@ test('randomized race of syncs, rollbacks, reader fills and duplicated, reordere
     const key = { prompt_id: { S: id }, version: { S: CURRENT } };
     const { Item } = await admin.send(new GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }));
     const raw = await readers[0].l2.get(l2ItemKey(table, id, CURRENT));
-    const value = decodeL2Value(raw!, id)!;
-    expect({ id, revision: value.revision, version: value.item.version_number }).toEqual({
-      id, revision: Number(Item!.revision.N), version: Item!.version_number,
-    });
+    const value = decodeStreamValue(raw!, id, CURRENT)!;
+    expect({ id, item: value.item }).toEqual({ id, item: Item });
   }
 });
 
 test('new PromptClient() turns the L2 on by itself from the environment contract (IAM auth, cluster, no TLS here)', async () => {
   // GIVEN a plain (non-TLS) cluster-mode redis-server with the reader user, and the variables addReader sets
   const plain = await startRedisServer({
-    cluster: true, users: [{ name: 'auto-reader', password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_READER_COMMANDS)}` }],
+    cluster: true, users: [{ name: 'auto-reader', password: 'unused', rules: `nopass ${l2ReaderAccessRules(table)}` }],
   });
   closers.push(() => plain.stop());
   const env = {

@@ -5,7 +5,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fakeDate, publish, textContent } from './fixtures';
 import { MAX_TIMER_MS, PromptCacheL2, PromptClient, PromptNotFoundError, PromptServingError } from '../../src/runtime';
-import { CURRENT, encodeL2Value, l2ItemKey } from '../../src/schema';
+import { CURRENT, encodeFillValue, l2FillKey } from '../../src/schema';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
@@ -75,25 +75,37 @@ test.each(['requestTimeoutMs', 'l2TimeoutMs', 'l2ConnectTimeoutMs', 'epochPollIn
     expect(() => new PromptClient({ tableName: table, [name]: MAX_TIMER_MS })).not.toThrow();
   });
 
-test('an L2 value with fetchedAt in the future does not pin a copy past maxAgeSeconds', async () => {
-  // GIVEN an L2 value stamped an hour ahead (a writer with a wrong clock)
+test('an L2 fill stamped an hour in the future is not used; one a second ahead is clamped and still expires at maxAgeSeconds', async () => {
+  // GIVEN an L2 fill stamped an hour ahead (a reader with a wrong clock)
   const data = new Map<string, string>();
   const l2: PromptCacheL2 = { get: async (k) => data.get(k), set: async (k, v) => { data.set(k, v); } };
   const seeded = client({ l2 });
   await seeded.prompts.getPrompt('greeting');
   await new Promise((resolve) => setImmediate(resolve));
-  const key = l2ItemKey(table, 'greeting', CURRENT);
+  const key = l2FillKey(table, 'greeting', CURRENT);
   const value = JSON.parse(data.get(key)!);
-  data.set(key, encodeL2Value({ ...value, fetchedAt: Date.now() + 3_600_000 }));
-  const clock = fakeDate();
+  data.set(key, encodeFillValue({ ...value, fetchedAt: Date.now() + 3_600_000 }));
   const { prompts, counter } = client({ l2, maxAgeSeconds: 60, staleWhileRevalidateSeconds: 0, catalogMaxAgeSeconds: 3600 });
+  counter.reset();
+  // WHEN a fresh reader reads it
   await prompts.getPrompt('greeting');
-  expect(prompts.stats().l2Hits).toBe(1);
+  // THEN the value was not trusted: the table was read (and its fill replaced the forged one)
+  expect(prompts.stats().l2Hits).toBe(0);
+  expect(counter.count('GetItem') + counter.count('BatchGetItem')).toBe(1);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(JSON.parse(data.get(key)!).fetchedAt).toBeLessThanOrEqual(Date.now());
+
+  // GIVEN a fill a second ahead (within the clock skew allowed)
+  data.set(key, encodeFillValue({ ...value, fetchedAt: Date.now() + 1000 }));
+  const clock = fakeDate();
+  const near = client({ l2, maxAgeSeconds: 60, staleWhileRevalidateSeconds: 0, catalogMaxAgeSeconds: 3600 });
+  await near.prompts.getPrompt('greeting');
+  expect(near.prompts.stats().l2Hits).toBe(1);
   // WHEN maxAgeSeconds pass on this machine's clock, and the L2 no longer has it
   clock.advanceSeconds(61);
   data.delete(key);
-  counter.reset();
-  await prompts.getPrompt('greeting');
+  near.counter.reset();
+  await near.prompts.getPrompt('greeting');
   // THEN the copy expired on time: the table was read
-  expect(counter.count('GetItem')).toBe(1);
+  expect(near.counter.count('GetItem')).toBe(1);
 });

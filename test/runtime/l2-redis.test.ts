@@ -6,13 +6,16 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
 import { fakeDate, logGetItemKeys, markDeleted, publish, textContent } from './fixtures';
-import { l2Key, Prompt, PromptCacheL2, PromptClient, PromptClientStats, PromptNotFoundError } from '../../src/runtime';
-import { CURRENT, L2_VALUE_TTL_SECONDS, versionKey } from '../../src/schema';
+import { Prompt, PromptCacheL2, PromptClient, PromptClientStats, PromptNotFoundError } from '../../src/runtime';
+import { CURRENT, versionKey } from '../../src/schema';
+import { l2FillKey } from '../../src/schema/l2';
 import { CallCounter } from '../support/call-counter';
 import { RedisServer, startRedisServer } from '../support/redis-server';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
 const MAX_AGE_SECONDS = 60;
+/** The default stale-while-revalidate window: with maxAgeSeconds, the L1 bound a fill lives for. */
+const SWR_SECONDS = 60;
 const L2_TIMEOUT_MS = 100;
 /** Reconnection attempts (50 ms apart) node-redis makes before it gives up on a stopped server. */
 const MAX_RECONNECTS = 10;
@@ -102,13 +105,13 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
   }
 }
 
-test('a prompt one instance read from the table is served to a fresh instance from Redis, under l2Key, with a TTL', async () => {
+test('a prompt one instance read from the table is served to a fresh instance from Redis, under its fill key, for the L1 bound', async () => {
   // GIVEN a first instance that reads the prompt from the table (its catalog read done at init)
   const first = newInstance();
   await first.prompts.preload();
   first.counter.reset();
   const read = await first.prompts.getPrompt('greeting');
-  const key = l2Key(table, 'greeting', CURRENT);
+  const key = l2FillKey(table, 'greeting', CURRENT);
   await waitFor(async () => (await redis.exists(key)) === 1, `${key} in Redis`);
   const second = newInstance();
   await second.prompts.preload();
@@ -127,38 +130,37 @@ test('a prompt one instance read from the table is served to a fresh instance fr
   expect(second.prompts.stats()).toMatchObject({ l2Hits: 1, l2Misses: 1, l2Errors: 0 }); // the miss: its catalog probe (preload)
   expect(shared).toMatchObject({ id: 'greeting', version: 1, checksum: read.checksum, stale: false });
   expect(shared.content).toEqual(read.content);
-  // AND the value sits under l2Key(...) alone, expiring within maxAgeSeconds
+  // AND the value sits under l2FillKey(...) alone, expiring within the L1 bound (maxAgeSeconds + staleWhileRevalidateSeconds)
   expect(await redis.keys('*')).toEqual([key]);
   const ttl = await redis.ttl(key);
-  expect(ttl).toBeGreaterThan(MAX_AGE_SECONDS - 5);
-  expect(ttl).toBeLessThanOrEqual(MAX_AGE_SECONDS);
-  expect(JSON.parse((await redis.get(key))!)).toMatchObject({
-    revision: 1,
+  expect(ttl).toBeGreaterThan(MAX_AGE_SECONDS + SWR_SECONDS - 5);
+  expect(ttl).toBeLessThanOrEqual(MAX_AGE_SECONDS + SWR_SECONDS);
+  expect(JSON.parse((await redis.get(key))!)).toEqual({
+    inc: null, // a store the invalidation function does not write through: no table incarnation known
     fetchedAt: expect.any(Number),
-    item: { prompt_id: { S: 'greeting' }, version: { S: CURRENT }, version_number: { N: '1' }, checksum: { S: read.checksum } },
+    item: expect.objectContaining({ prompt_id: { S: 'greeting' }, version: { S: CURRENT }, version_number: { N: '1' }, checksum: { S: read.checksum } }),
   });
 });
 
-test('an exact version is stored with L2_VALUE_TTL_SECONDS, the CURRENT pointer with maxAgeSeconds', async () => {
+test('a reader stores an exact version and the CURRENT pointer alike for its L1 bound, never longer', async () => {
   // GIVEN an instance that reads CURRENT (v2) and the exact version 1 from the table
   const first = newInstance();
   const current = await first.prompts.getPrompt('faq');
   const pinned = await first.prompts.getPrompt('faq', { version: 1 });
-  const versionL2Key = l2Key(table, 'faq', versionKey(1));
-  const currentL2Key = l2Key(table, 'faq', CURRENT);
+  const versionL2Key = l2FillKey(table, 'faq', versionKey(1));
+  const currentL2Key = l2FillKey(table, 'faq', CURRENT);
   await waitFor(async () => (await redis.exists([versionL2Key, currentL2Key])) === 2, 'both faq keys in Redis');
   const second = newInstance();
 
   // WHEN a fresh instance reads version 1
   const shared = await second.prompts.getPrompt('faq', { version: 1 });
 
-  // THEN the version key lives a day, the pointer key at most maxAgeSeconds
-  const versionTtl = await redis.ttl(versionL2Key);
-  expect(versionTtl).toBeGreaterThan(L2_VALUE_TTL_SECONDS - 5);
-  expect(versionTtl).toBeLessThanOrEqual(L2_VALUE_TTL_SECONDS);
-  const currentTtl = await redis.ttl(currentL2Key);
-  expect(currentTtl).toBeGreaterThan(0);
-  expect(currentTtl).toBeLessThanOrEqual(MAX_AGE_SECONDS);
+  // THEN both keys live at most maxAgeSeconds + staleWhileRevalidateSeconds
+  for (const k of [versionL2Key, currentL2Key]) {
+    const ttl = await redis.ttl(k);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(MAX_AGE_SECONDS + SWR_SECONDS);
+  }
   expect(current).toMatchObject({ version: 2 });
   // AND the fresh instance got version 1 from Redis
   expect(shared).toMatchObject({ id: 'faq', version: 1, checksum: pinned.checksum });
@@ -217,10 +219,10 @@ test('redis-server stopped mid-run: reads keep succeeding from the table, L2 err
   expect(connection.isOpen).toBe(false);
 });
 
-test('a tombstone read from the table replaces the shared copy (a newer revision), so the next instance is told without a table read', async () => {
+test('a tombstone read from the table replaces the shared copy, so the next instance is told without a table read', async () => {
   // GIVEN a copy of "old" in Redis, then the prompt deleted in the table, then maxAgeSeconds passing
   const clock = fakeDate();
-  const key = l2Key(table, 'old', CURRENT);
+  const key = l2FillKey(table, 'old', CURRENT);
   await newInstance().prompts.getPrompt('old');
   await waitFor(async () => (await redis.exists(key)) === 1, `${key} in Redis`);
   await markDeleted(admin, table, 'old');

@@ -4,7 +4,8 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fakeDate, logGetItemKeys, publish, textContent } from './fixtures';
-import { l2Key, PromptCacheL2, PromptClient } from '../../src/runtime';
+import { PromptCacheL2, PromptClient } from '../../src/runtime';
+import { l2FillKey } from '../../src/schema/l2';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
@@ -60,7 +61,8 @@ test('a prompt read from the table by one client is served to another from the L
   expect(b).toMatchObject({ id: 'greeting', version: 1, checksum: a.checksum });
   expect(second.keys).toEqual(['#catalog/CURRENT']);
   expect(second.prompts.stats()).toMatchObject({ l2Hits: 1, l2Errors: 0 });
-  expect(data.get(l2Key(table, 'greeting', 'CURRENT'))?.ttlSeconds).toBe(60);
+  // AND the fill lives for the reader's L1 bound (maxAgeSeconds + staleWhileRevalidateSeconds), not longer
+  expect(data.get(l2FillKey(table, 'greeting', 'CURRENT'))?.ttlSeconds).toBe(60 + 60);
 });
 
 test('an L2 value older than maxAgeSeconds is not used', async () => {
@@ -107,15 +109,15 @@ test('an L2 that never answers costs at most l2TimeoutMs, then the table is read
   expect(prompts.stats().l2Errors).toBeGreaterThanOrEqual(1);
 });
 
-test('an unreadable L2 value is ignored and deleted', async () => {
+test('an unreadable L2 value is ignored and replaced by the next fill', async () => {
   // GIVEN
   const { l2, data } = memoryL2();
-  data.set(l2Key(table, 'greeting', 'CURRENT'), { value: 'not json', ttlSeconds: 60 });
+  data.set(l2FillKey(table, 'greeting', 'CURRENT'), { value: 'not json', ttlSeconds: 60 });
   const { prompts } = newClient(l2);
   // WHEN
   const prompt = await prompts.getPrompt('greeting');
   await new Promise((resolve) => setImmediate(resolve));
   // THEN the table was read and its copy replaced the bad value
   expect(prompt.id).toBe('greeting');
-  expect(JSON.parse(data.get(l2Key(table, 'greeting', 'CURRENT'))!.value).item.prompt_id).toEqual({ S: 'greeting' });
+  expect(JSON.parse(data.get(l2FillKey(table, 'greeting', 'CURRENT'))!.value).item.prompt_id).toEqual({ S: 'greeting' });
 });
