@@ -144,6 +144,17 @@ export interface PromptCacheOptions {
    * @default - on, with those settings (when the table's `createAlarms` is not false)
    */
   readonly readerCacheUnavailableAlarm?: PromptServingAlarmOptions;
+
+  /**
+   * Alarm on a write-through that did not land: the invalidation function's `WriteThroughDrops` (values it could
+   * not write, cache full or wrong type, and deleted instead) plus `WriteThroughFailures` (records it reported back
+   * to Lambda as failed, which Lambda's `Errors` metric does not count), namespace `CdkPromptServing`, dimension
+   * `TableName`, Sum ≥ 1 in one 5-minute period (missing data is not breaching). Readers stay correct (a dropped
+   * key is read from the table; a failed record is retried), but the cache saves less, or a change waits for the retry.
+   *
+   * @default - on, with those settings (when the table's `createAlarms` is not false)
+   */
+  readonly writeThroughAlarm?: PromptServingAlarmOptions;
 }
 
 /** Options for `PromptCache.serverless()`. */

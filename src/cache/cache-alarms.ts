@@ -12,7 +12,7 @@ import {
 import type { PromptServingAlarmOptions } from '../alarms';
 import { validateAlarmOptions } from '../private/serving-alarms';
 import type { PromptCacheOptions } from '../prompt-cache-options';
-import { READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderMetric } from '../schema/metrics';
+import { InvalidationMetric, READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderMetric } from '../schema/metrics';
 
 const DEFAULT_PERIOD = Duration.minutes(5);
 /** A change should reach the cache within seconds; a minute behind means readers fall back to their TTL. */
@@ -22,7 +22,7 @@ const { GREATER_THAN_OR_EQUAL_TO_THRESHOLD } = cloudwatch.ComparisonOperator;
 const { NOT_BREACHING, IGNORE } = cloudwatch.TreatMissingData;
 
 type CacheAlarmProp = 'invalidationFunctionErrorsAlarm' | 'invalidationIteratorAgeAlarm' | 'invalidationDeadLetterQueueAlarm' | 'throttledCmdsAlarm'
-  | 'readerCacheUnavailableAlarm';
+  | 'readerCacheUnavailableAlarm' | 'writeThroughAlarm';
 
 interface CacheAlarmDefault {
   readonly prop: CacheAlarmProp;
@@ -54,6 +54,27 @@ export function readerCacheUnavailable(tableName: string, props?: cloudwatch.Met
     metricName: ReaderMetric.cacheUnavailable,
     dimensionsMap: { [READER_METRICS_DIMENSION]: tableName },
     statistic: cloudwatch.Stats.SUM,
+    period: DEFAULT_PERIOD,
+    ...props,
+  });
+}
+
+/**
+ * Write-throughs that did not land (`WriteThroughDrops` + `WriteThroughFailures`, emitted by the invalidation function
+ * in Embedded Metric Format, src/schema/metrics.ts): the Sum of both over 5 minutes, missing data as 0.
+ */
+export function writeThroughProblems(tableName: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  const metric = (metricName: string) => new cloudwatch.Metric({
+    namespace: READER_METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { [READER_METRICS_DIMENSION]: tableName },
+    statistic: cloudwatch.Stats.SUM,
+    period: props?.period ?? DEFAULT_PERIOD,
+  });
+  return new cloudwatch.MathExpression({
+    expression: 'FILL(drops, 0) + FILL(failures, 0)',
+    usingMetrics: { drops: metric(InvalidationMetric.writeThroughDrops), failures: metric(InvalidationMetric.writeThroughFailures) },
+    label: 'Write-throughs that did not land',
     period: DEFAULT_PERIOD,
     ...props,
   });
@@ -104,6 +125,17 @@ export function createCacheAlarms(scope: Construct, settings: CacheAlarmSettings
       description: `Readers of ${where} run without the cache (ReaderCacheUnavailable): their cache client could not be `
         + 'loaded or the cache could not be reached. They serve from the table, so a fleet cold start reads every key '
         + 'from the table. Each such reader logged one ERROR line naming the fix; search the readers\' logs for it.',
+    },
+    {
+      prop: 'writeThroughAlarm',
+      id: 'WriteThroughAlarm',
+      metric: (period) => writeThroughProblems(settings.tableName, { period }),
+      threshold: 1,
+      treatMissingData: NOT_BREACHING,
+      description: `The invalidation function of ${where} could not write changes through (WriteThroughDrops: values `
+        + 'deleted because the cache was full or held another type; WriteThroughFailures: records reported failed, '
+        + 'retried, then parked in the dead-letter queue). Readers stay correct but read the table for those keys. '
+        + 'Check the cache\'s memory and the function\'s log.',
     },
     ...(hasThrottledCmds(parts.cache) ? [{
       prop: 'throttledCmdsAlarm' as const,

@@ -14,6 +14,7 @@
  * reported (by sequence number), so Lambda retries from there and bisects.
  */
 import { CURRENT, PARTITION_KEY, SORT_KEY } from '../schema/keys';
+import { InvalidationMetric, READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE } from '../schema/metrics';
 import {
   DynamoJsonItem, encodeStreamValue, incarnationAt, incarnationOf, isSequenceNumber, L2_VALUE_TTL_SECONDS, l2EpochKey, l2ItemKey,
 } from '../schema/l2';
@@ -46,11 +47,6 @@ export interface BatchResult {
 /** One structured log line. */
 export type Log = (level: 'INFO' | 'WARN' | 'ERROR', message: string, fields?: Record<string, unknown>) => void;
 
-/** The metric (Embedded Metric Format, namespace `CdkPromptServing`, dimension `TableName`) of values deleted because they could not be written. */
-export const WRITE_THROUGH_DROPS_METRIC = 'WriteThroughDrops';
-/** The metric of records that failed (retried by Lambda, then sent to the on-failure destination). */
-export const WRITE_THROUGH_FAILURES_METRIC = 'WriteThroughFailures';
-const METRICS_NAMESPACE = 'CdkPromptServing';
 
 /** Thrown for a record that can never be applied (it breaks the stream contract): it fails alone. */
 export class PoisonRecordError extends Error {
@@ -143,14 +139,14 @@ export async function writeThrough(
       _aws: {
         Timestamp: now(),
         CloudWatchMetrics: [{
-          Namespace: METRICS_NAMESPACE,
-          Dimensions: [['TableName']],
-          Metrics: [{ Name: WRITE_THROUGH_DROPS_METRIC, Unit: 'Count' }, { Name: WRITE_THROUGH_FAILURES_METRIC, Unit: 'Count' }],
+          Namespace: READER_METRICS_NAMESPACE,
+          Dimensions: [[READER_METRICS_DIMENSION]],
+          Metrics: [{ Name: InvalidationMetric.writeThroughDrops, Unit: 'Count' }, { Name: InvalidationMetric.writeThroughFailures, Unit: 'Count' }],
         }],
       },
-      TableName: tableName,
-      [WRITE_THROUGH_DROPS_METRIC]: outcome.dropped,
-      [WRITE_THROUGH_FAILURES_METRIC]: failures.length,
+      [READER_METRICS_DIMENSION]: tableName,
+      [InvalidationMetric.writeThroughDrops]: outcome.dropped,
+      [InvalidationMetric.writeThroughFailures]: failures.length,
     };
     if (options.metric !== undefined) options.metric(line);
     else log('INFO', 'write-through metrics', line);

@@ -33,3 +33,17 @@ export const READER_METRICS_NAMESPACE = DEFAULT_METRICS_NAMESPACE;
 
 /** Dimension of the readers' metrics: the serving table's name. */
 export const READER_METRICS_DIMENSION = 'TableName';
+
+/**
+ * The metrics the invalidation function emits (Embedded Metric Format, one line per batch that dropped or failed
+ * anything), namespace {@link READER_METRICS_NAMESPACE}, dimension `TableName`, unit Count; the cache tier's
+ * `writeThroughAlarm` watches their sum.
+ * - `WriteThroughDrops`: values that could not be written through (cache full, wrong type) and were deleted
+ *   instead, so readers read the table for those keys until the next change.
+ * - `WriteThroughFailures`: records reported back to Lambda as failed (partial batch response): retried, bisected,
+ *   then parked in the dead-letter queue. Lambda's `Errors` metric does not count them.
+ */
+export const InvalidationMetric = {
+  writeThroughDrops: 'WriteThroughDrops',
+  writeThroughFailures: 'WriteThroughFailures',
+} as const;

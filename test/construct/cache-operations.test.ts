@@ -1,5 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatch_actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -89,6 +89,44 @@ describe('cache tier alarms', () => {
     for (const id of CACHE_ALARMS) {
       expect(alarm(id).AlarmDescription.length).toBeGreaterThan(80);
     }
+  });
+
+  test('the write-through alarm: drops plus failures of the invalidation function (EMF, namespace CdkPromptServing), Sum over 5 minutes', () => {
+    // GIVEN
+    const { stack, vpc } = newCacheStack();
+    // WHEN
+    const prompts = newCachedTable(stack, vpc);
+    // THEN
+    expect(prompts.alarms.map((a) => a.node.id)).toContain('WriteThroughAlarm');
+    const template = Template.fromStack(stack);
+    const table = { Ref: logicalId(template, 'AWS::DynamoDB::GlobalTable', 'Table') };
+    const metric = (id: string, name: string) => ({
+      Id: id,
+      MetricStat: {
+        Metric: { Namespace: 'CdkPromptServing', MetricName: name, Dimensions: [{ Name: 'TableName', Value: table }] },
+        Period: 300,
+        Stat: 'Sum',
+      },
+      ReturnData: false,
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: 'FILL(drops, 0) + FILL(failures, 0)' }),
+        metric('drops', 'WriteThroughDrops'),
+        metric('failures', 'WriteThroughFailures'),
+      ]),
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: Match.stringLikeRegexp('could not write changes through'),
+    });
+  });
+
+  test('the write-through alarm can be turned off like every cache alarm', () => {
+    const { stack, vpc } = newCacheStack();
+    const prompts = newCachedTable(stack, vpc, { writeThroughAlarm: { enabled: false } });
+    expect(prompts.alarms.map((a) => a.node.id)).not.toContain('WriteThroughAlarm');
   });
 
   test('options change one alarm or leave it out', () => {
