@@ -14,10 +14,10 @@
  * reported (by sequence number), so Lambda retries from there and bisects.
  */
 import { CURRENT, PARTITION_KEY, SORT_KEY } from '../schema/keys';
-import { InvalidationMetric, READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE } from '../schema/metrics';
 import {
   DynamoJsonItem, encodeStreamValue, incarnationAt, incarnationOf, isSequenceNumber, L2_VALUE_TTL_SECONDS, l2EpochKey, l2ItemKey,
 } from '../schema/l2';
+import { InvalidationMetric, READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE } from '../schema/metrics';
 
 /** What the handler needs of the L2 (the runtime's Valkey adapter has all of it). */
 export interface L2Writer {
