@@ -113,7 +113,7 @@ export function renderPython(examples: Example[]): string {
     const { imports: own, body } = splitImports(example.python, (line) => /^(import|from) \S/.test(line));
     own.forEach((line) => imports.add(line));
     // rosetta renders `declare const vpc: ec2.IVpc; // comment` as `# vpc: ec2.IVpc # comment`: a parameter here.
-    const kept = body.filter((line) => !example.declared.some((name) => line.startsWith(`# ${name}: `)));
+    const kept = trimBlank(body.filter((line) => !example.declared.some((name) => line.startsWith(`# ${name}: `))));
     const params = example.declared.map((name) => `, ${name}: Any`).join('');
     const signature = example.declared.length ? `(self: Stack, *${params})` : '(self: Stack)';
     functions.push([
@@ -169,12 +169,19 @@ export function renderJava(example: Example): { file: string; text: string } {
     `    private ${className}() {}`,
     '',
     `    public static void apply(${params.join(', ')}) {`,
-    ...kept.map((line) => (line.trim() ? `        ${line.replace(/\bthis\b/g, 'self')}` : '')),
+    ...trimBlank(kept).map((line) => (line.trim() ? `        ${line.replace(/\bthis\b/g, 'self')}` : '')),
     '    }',
     '}',
     '',
   ].join('\n');
   return { file: path.join(JAVA_OUT, `${className}.java`), text };
+}
+
+function trimBlank(lines: string[]): string[] {
+  const out = [...lines];
+  while (out.length && !out[0].trim()) out.shift();
+  while (out.length && !out[out.length - 1].trim()) out.pop();
+  return out;
 }
 
 function escapeFence(text: string): string {

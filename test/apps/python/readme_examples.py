@@ -109,7 +109,6 @@ def multi_region(self: Stack) -> None:
 
 def operating_it(self: Stack, *, pager: Any) -> None:
     """From README "Operating it"."""
-
     PromptServingTable(self, "Prompts",
         source=PromptSource.bedrock(),
         alarm_actions=[cloudwatch_actions.SnsAction(pager)],
@@ -131,7 +130,6 @@ def prompt_serving_table_add_reader(self: Stack) -> None:
 
 def prompt_serving_table_from_table_attributes(self: Stack, *, fn: Any, key: Any) -> None:
     """From the docstring of PromptServingTable.fromTableAttributes."""
-
     prompts = PromptServingTable.from_table_attributes(self, "Prompts",
         table_arn="arn:aws:dynamodb:eu-west-1:111122223333:table/prompts-prod",
         encryption_key=key
@@ -141,14 +139,12 @@ def prompt_serving_table_from_table_attributes(self: Stack, *, fn: Any, key: Any
 
 def prompt_serving_table_from_table_name(self: Stack, *, fn: Any) -> None:
     """From the docstring of PromptServingTable.fromTableName."""
-
     prompts = PromptServingTable.from_table_name(self, "Prompts", "prompts-prod")
     prompts.add_reader(fn)
 
 
 def prompt_serving_table_grant_read(self: Stack, *, role: Any) -> None:
     """From the docstring of PromptServingTable.grantRead."""
-
     prompts = PromptServingTable(self, "Prompts", source=PromptSource.bedrock())
     prompts.grant_read(role, prompt_ids=["summarize"])
 

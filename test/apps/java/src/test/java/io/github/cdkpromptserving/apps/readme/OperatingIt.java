@@ -16,7 +16,6 @@ public final class OperatingIt {
     private OperatingIt() {}
 
     public static void apply(Stack self, ITopic pager) {
-
         PromptServingTable.Builder.create(self, "Prompts")
                 .source(PromptSource.bedrock())
                 .alarmActions(List.of(new SnsAction(pager)))

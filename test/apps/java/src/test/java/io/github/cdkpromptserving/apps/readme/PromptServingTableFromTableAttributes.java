@@ -16,7 +16,6 @@ public final class PromptServingTableFromTableAttributes {
     private PromptServingTableFromTableAttributes() {}
 
     public static void apply(Stack self, Function fn, IKey key) {
-
         IPromptServingTable prompts = PromptServingTable.fromTableAttributes(self, "Prompts", PromptServingTableAttributes.builder()
                 .tableArn("arn:aws:dynamodb:eu-west-1:111122223333:table/prompts-prod")
                 .encryptionKey(key)

@@ -15,7 +15,6 @@ public final class PromptServingTableFromTableName {
     private PromptServingTableFromTableName() {}
 
     public static void apply(Stack self, Function fn) {
-
         IPromptServingTable prompts = PromptServingTable.fromTableName(self, "Prompts", "prompts-prod");
         prompts.addReader(fn);
     }

@@ -15,7 +15,6 @@ public final class PromptServingTableGrantRead {
     private PromptServingTableGrantRead() {}
 
     public static void apply(Stack self, IRole role) {
-
         PromptServingTable prompts = PromptServingTable.Builder.create(self, "Prompts").source(PromptSource.bedrock()).build();
         prompts.grantRead(role, PromptServingGrantReadOptions.builder().promptIds(List.of("summarize")).build());
     }
