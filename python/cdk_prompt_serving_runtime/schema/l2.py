@@ -95,7 +95,8 @@ def decode_l2_value(raw: Any, prompt_id: str, now_ms: float) -> Optional[L2Value
         return None
     if not isinstance(value, dict):
         return None
-    revision, fetched_at, item = value.get("revision"), value.get("fetchedAt"), value.get("item")
+    revision: Any = value.get("revision")
+    fetched_at, item = value.get("fetchedAt"), value.get("item")
     if not _safe_int(revision) or revision < 0:
         return None
     if isinstance(fetched_at, bool) or not isinstance(fetched_at, (int, float)) or not math.isfinite(fetched_at):
