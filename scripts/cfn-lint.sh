@@ -26,3 +26,4 @@ echo "== cfn-lint $("$VENVS/cfn-lint/bin/cfn-lint" --version | awk '{print $2}')
 find "$dir" -name '*.template.json' -print0 | sort -z \
   | xargs -0 -n 40 -P 2 "$VENVS/cfn-lint/bin/cfn-lint" --config-file .cfnlintrc.yaml --format parseable --non-zero-exit-code warning --
 echo "cfn-lint: no error or warning"
+echo "cfn-lint: done in ${SECONDS} s"

@@ -14,11 +14,11 @@ ensure_venv() {
   if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.requirements" 2>/dev/null)" = "$wanted" ]; then
     return 0
   fi
-  echo "== venv $name: $wanted"
+  echo "== venv $name: $wanted" >&2
   rm -rf "$dir"
   "$PYTHON" -m venv "$dir"
   if [ $# -gt 0 ]; then
-    "$dir/bin/pip" install "${PIP_FLAGS[@]}" "$@"
+    "$dir/bin/pip" install "${PIP_FLAGS[@]}" "$@" >&2
   fi
   printf '%s' "$wanted" > "$dir/.requirements"
 }

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 test -f .jsii -a -f .jsii.tabl.json || { echo "no .jsii/.jsii.tabl.json: run \`npx projen compile && npx projen post-compile\`" >&2; exit 1; }
 npx tsx scripts/readme-examples.ts --check
 
-MVN=(mvn -B -q --no-transfer-progress)
+MVN=(mvn -B -q --no-transfer-progress -Dstyle.color=never)
 repo=$(printf '%s' "${MAVEN_OPTS:-}" | sed -n 's/.*-Dmaven\.repo\.local=\([^ ]*\).*/\1/p')
 [ -n "$repo" ] || repo=$HOME/.m2/repository
 floor() { node -p "require('./package.json').$1.replace(/^[^0-9]*/, '')"; }
@@ -67,6 +67,7 @@ echo "== mvn test (test/apps/java): aws-cdk-lib $cdk_version, constructs $constr
 export PROMPT_SERVING_TEMPLATE_DIR=$(realpath -m "${PROMPT_SERVING_TEMPLATE_DIR:-.tmp/templates}")
 rm -f "$PROMPT_SERVING_TEMPLATE_DIR"/java-*.template.json
 # NodejsFunction bundles the examples' reader with the project's esbuild (no Docker).
-PATH="$PWD/node_modules/.bin:$PATH" mvn -B --no-transfer-progress -f test/apps/java/pom.xml test \
+PATH="$PWD/node_modules/.bin:$PATH" mvn -B --no-transfer-progress -Dstyle.color=never -f test/apps/java/pom.xml test \
   -Dcdk.version="$cdk_version" -Dconstructs.version="$constructs_version" -Dcdknag.version="$nag_version" \
   -Dconstruct.version="$version" 2>&1 | grep -E '^\[(ERROR|WARNING)\]|Tests run:|BUILD|FAIL' | grep -v 'Tests run:.*in io.github' ; test "${PIPESTATUS[0]}" -eq 0
+echo "test-java-app: done in ${SECONDS} s"

@@ -34,3 +34,4 @@ rm -f "$PROMPT_SERVING_TEMPLATE_DIR"/python-*.template.json
 # NodejsFunction bundles the examples' reader with the project's esbuild (no Docker).
 cd test/apps
 PATH="$OLDPWD/node_modules/.bin:$PATH" "$OLDPWD/$VENVS/cdk-app/bin/python" -m pytest python -q -p no:cacheprovider
+echo "test-python-app: done in ${SECONDS} s"

@@ -54,3 +54,4 @@ import redis  # the [valkey] extra
 print("installed wheel:", runtime.__file__)
 PY
 )
+echo "test-python-matrix: done in ${SECONDS} s"

@@ -256,3 +256,15 @@ def test_the_examples_use_the_construct_from_the_wheel() -> None:
 
     assert "site-packages" in cdk_prompt_serving.__file__
     assert PromptServingTable.__module__.startswith("cdk_prompt_serving")
+
+
+def test_cdk_nag_still_reports_a_wildcard_added_to_the_construct_later() -> None:
+    # GIVEN
+    app, stack, _ = synth(readme_examples.smallest_deployment)
+    prompts = stack.node.find_child("Prompts")
+    assert isinstance(prompts, PromptServingTable)
+    # WHEN
+    prompts.sync_function.add_to_role_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=["*"]))
+    report = AwsSolutionsChecks(app).validate_scope(stack)
+    # THEN
+    assert [v.rule_name for v in report.violations] == ["AwsSolutions-IAM5[Resource::*]"]

@@ -276,6 +276,20 @@ class ReadmeExamplesTest {
     }
 
     @Test
+    void cdkNagStillReportsAWildcardAddedToTheConstructLater() {
+        // GIVEN
+        Synth synth = synth("smallest_deployment", SmallestDeployment::apply);
+        PromptServingTable prompts = (PromptServingTable) synth.stack().getNode().findChild("Prompts");
+        // WHEN
+        prompts.getSyncFunction().addToRolePolicy(software.amazon.awscdk.services.iam.PolicyStatement.Builder.create()
+            .actions(List.of("s3:GetObject")).resources(List.of("*")).build());
+        PolicyValidationPluginReport report = new AwsSolutionsChecks(synth.app()).validateScope(synth.stack());
+        // THEN
+        assertEquals(List.of("AwsSolutions-IAM5[Resource::*]"),
+            report.getViolations().stream().map(v -> v.getRuleName()).collect(Collectors.toList()));
+    }
+
+    @Test
     void theExamplesUseTheConstructFromTheJar() {
         String location = PromptServingTable.class.getProtectionDomain().getCodeSource().getLocation().toString();
         assertTrue(location.endsWith(".jar"), location);
