@@ -166,12 +166,6 @@ const rosetta = project.addTask('rosetta:extract', {
 });
 project.postCompileTask.spawn(rosetta);
 
-// The Python distribution of the construct without PyPI: rosetta, pacmak --code-only, Debian's python3 -m build.
-project.addTask('package:python-offline', {
-  description: 'Build the construct\'s Python wheel offline (dist/python-wheel) with Debian\'s build tools',
-  exec: 'scripts/python-wheel.sh',
-});
-
 // The main job on a fresh machine: a local end-to-end run on embedded DynamoDB Local.
 project.addTask('demo', {
   description: 'End-to-end demo on DynamoDB Local and a simulated Bedrock (see README)',
@@ -219,5 +213,45 @@ project.testTask.spawn(testPython);
 project.eslint?.addRules({
   'import/no-cycle': ['error', { ignoreExternal: true }],
 });
+
+// ---- Python and Java teams (issue 15): app tests, cfn-lint, the Python client on PyPI's libraries ----------------
+// `npm test` also builds the construct's wheel and jar with projen's standard packaging (jsii-pacmak), synthesizes
+// the README's examples from Python and Java CDK apps (test/apps), lints every synthesized template with cfn-lint
+// and runs the Python client's suite at its dependency floors and at the newest releases. Set-up (venvs under
+// .tmp/venvs, Maven's local repository) is idempotent; see CONTRIBUTING.md.
+// Never pack the test runs' leftovers (virtual environments, generated bindings, templates) into the package.
+project.npmignore?.addPatterns('/.tmp/', '/cdk.out/', '/.cfnlintrc.yaml');
+project.gitignore.addPatterns('/test/apps/java/target/');
+// Every template a jest test synthesizes goes to PROMPT_SERVING_TEMPLATE_DIR for cfn-lint (no-op when unset).
+project.jest?.addSetupFileAfterEnv('<rootDir>/test/support/template-dump.ts');
+project.testTask.env('PROMPT_SERVING_TEMPLATE_DIR', '.tmp/templates');
+project.testTask.prependExec('rm -rf .tmp/templates');
+const pythonApp = project.addTask('test:python-app', {
+  description: 'Python CDK app test: the construct\'s wheel (package:python) in a venv at the peer floors, the README examples in Python, cdk-nag',
+  exec: 'scripts/test-python-app.sh',
+});
+const javaApp = project.addTask('test:java-app', {
+  description: 'Java CDK app test: the construct\'s jar (package:java) in the local Maven repository, the README examples in Java, cdk-nag',
+  exec: 'scripts/test-java-app.sh',
+});
+const pythonMatrix = project.addTask('test:python-matrix', {
+  description: 'Python client tests at its dependency floors and newest releases (venvs), mypy --strict, pip install of its wheel',
+  exec: 'scripts/test-python-matrix.sh',
+});
+const cfnLint = project.addTask('cfn-lint', {
+  description: 'cfn-lint over every template the tests synthesized (.tmp/templates) and the integ app',
+  exec: 'scripts/cfn-lint.sh',
+});
+project.addTask('readme-examples', {
+  description: 'Write the README examples\' Python and Java translations (README, test/apps) from .jsii.tabl.json',
+  exec: 'tsx scripts/readme-examples.ts',
+});
+const polyglot = project.addTask('test:polyglot', {
+  description: 'Compile (jsii, rosetta), then the Python and Java app tests, the Python client matrix and cfn-lint',
+});
+polyglot.spawn(project.compileTask);
+polyglot.spawn(project.postCompileTask);
+[pythonApp, javaApp, pythonMatrix, cfnLint].forEach((task) => polyglot.spawn(task));
+project.testTask.spawn(polyglot);
 
 project.synth();

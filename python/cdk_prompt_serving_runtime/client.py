@@ -332,7 +332,7 @@ class PromptClient:
         todo = [p for p in dict.fromkeys(ids) if not self._fresh(p, now)]
         if not todo:
             return
-        errors: list = []
+        errors: list[Exception] = []
 
         def one(prompt_id: str) -> None:
             try:
@@ -453,6 +453,8 @@ class PromptClient:
 
     def _fetch(self, prompt_id: str, version: Optional[int], key: Hashable) -> Prompt:
         """Catalog → L2 → table, within one ``request_timeout_ms``; remembers what it finds (or that nothing was)."""
+        item: Optional[Dict[str, Any]]
+        revision: Any
         deadline = self._reader.deadline()
         if not self._catalog.might_contain(prompt_id, deadline):
             self._counters.catalog_rejections += 1

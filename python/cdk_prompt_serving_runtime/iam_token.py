@@ -37,7 +37,7 @@ def iam_auth_token(
     frozen = credentials.get_frozen_credentials() if hasattr(credentials, "get_frozen_credentials") else credentials
     when = now if now is not None else datetime.datetime.now(datetime.timezone.utc)
     _signer(frozen, region, when).add_auth(request)
-    url = request.prepare().url
+    url: str = request.prepare().url
     return url[len("http://"):]
 
 

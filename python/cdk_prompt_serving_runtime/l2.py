@@ -11,7 +11,7 @@ from typing import Optional
 try:  # Python 3.8+: typing.Protocol
     from typing import Protocol
 except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore[assignment,misc]
+    Protocol = object  # type: ignore[assignment]
 
 
 class PromptCacheL2(Protocol):

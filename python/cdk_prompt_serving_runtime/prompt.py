@@ -26,14 +26,14 @@ class FrozenDict(Dict[str, Any]):
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError("served prompts are immutable; render() returns copies you may change")
 
-    __setitem__ = _refuse  # type: ignore[assignment]
-    __delitem__ = _refuse  # type: ignore[assignment]
-    clear = _refuse  # type: ignore[assignment]
-    pop = _refuse  # type: ignore[assignment]
-    popitem = _refuse  # type: ignore[assignment]
-    setdefault = _refuse  # type: ignore[assignment]
-    update = _refuse  # type: ignore[assignment]
-    __ior__ = _refuse  # type: ignore[assignment]
+    __setitem__ = _refuse
+    __delitem__ = _refuse
+    clear = _refuse
+    pop = _refuse
+    popitem = _refuse
+    setdefault = _refuse
+    update = _refuse
+    __ior__ = _refuse
 
     def __hash__(self) -> int:  # type: ignore[override]
         return id(self)

@@ -72,7 +72,7 @@ class TableReader:
                 raise self._failure(prompt_id, sort_key, None, timed_out=True)
             try:
                 self.counters.store_reads += 1
-                answer = self.client.get_item(
+                answer: Dict[str, Dict[str, Any]] = self.client.get_item(
                     TableName=self.table_name,
                     Key={PARTITION_KEY: {"S": prompt_id}, SORT_KEY: {"S": sort_key}},
                 )

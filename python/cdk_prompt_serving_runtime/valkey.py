@@ -272,7 +272,7 @@ def _is_auth_failure(err: BaseException) -> bool:
 
 def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], max_age: float,
                       monotonic: Callable[[], float]) -> Any:
-    class PromptServingConnection(base):  # type: ignore[misc,valid-type]
+    class PromptServingConnection(base):  # type: ignore[misc]
         """Signs a fresh password per connection; reconnects a connection older than ``max_age``."""
 
         _opened_at = 0.0

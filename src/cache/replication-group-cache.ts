@@ -1,4 +1,4 @@
-import { Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as elasticache from 'aws-cdk-lib/aws-elasticache';
 import { Construct } from 'constructs';
@@ -68,6 +68,9 @@ export function bindReplicationGroupCache(scope: Construct, options: Replication
     userGroupIds: [users.userGroup.ref],
     autoMinorVersionUpgrade: true,
   });
+  // The L2 holds only copies of table items, refilled on a miss: deleting it with the stack loses nothing (said
+  // explicitly, as cfn-lint's I3011 asks of stateful resources).
+  group.applyRemovalPolicy(RemovalPolicy.DESTROY);
   Validations.of(group).acknowledge({
     id: 'AwsSolutions-AEC6',
     reason: 'Clients authenticate with IAM through the user group (a short-lived token per connection, one user per role '
