@@ -88,13 +88,13 @@ def test_python_and_node_agree_on_every_value(ddb_local: Any, shared_table: str,
     newer = to_json_item(dict(POINTER, revision={"N": "2"}, version_number={"N": "2"}, text={"S": "Hi {{name}}, v2"}))
     epoch = l2_epoch_key(shared_table)
     assert writer(redis_secure, [{"op": "writeThrough", "key": key, "item": newer, "inc": INC, "seq": "20"}])[0] == 1
-    assert client.poll_epoch() is False  # the first read learnt the epoch (absent): no change yet
+    assert client._epoch.poll() is False  # the first read learnt the epoch (absent): no change yet
     writer(redis_secure, [{"op": "bumpEpoch", "key": epoch, "inc": INC}])
     counter.reset()
-    assert client.poll_epoch() is True
+    assert client._epoch.poll() is True
     prompt = client.get_prompt("shared")
     assert (prompt.version, prompt.render({"name": "B"})) == (2, "Hi B, v2")
-    assert "shared/CURRENT" not in counter.keys and client.stats()["l2_refreshes"] == 1  # (this table has no catalog)
+    assert "shared/CURRENT" not in counter.keys and client.stats()["revalidations"] == 1  # (this table has no catalog)
     # an older write-through (a redelivered stream record) is refused; a reader may not write stream values at all
     assert writer(redis_secure, [{"op": "writeThrough", "key": key, "item": to_json_item(POINTER), "inc": INC, "seq": "19"}])[0] == 0
     import redis
@@ -111,12 +111,12 @@ def test_the_epoch_is_polled_once_per_interval_in_the_background(ddb_local: Any,
     client.get_prompt("shared")
     for _ in range(1000):
         client.get_prompt("shared")
-    wait_for(lambda: client.stats()["epoch_polls"] == 1)
+    wait_for(lambda: client._epoch.polls == 1)
     for _ in range(1000):
         client.get_prompt("shared")
-    assert client.stats()["epoch_polls"] == 1  # same interval: no more polls
+    assert client._epoch.polls == 1  # same interval: no more polls
     clock.advance(1.5)
-    wait_for(lambda: client.get_prompt("shared") is not None and client.stats()["epoch_polls"] == 2)
+    wait_for(lambda: client.get_prompt("shared") is not None and client._epoch.polls == 2)
 
 
 
@@ -222,7 +222,7 @@ def test_a_fleet_cold_start_reads_each_key_from_the_table_once_and_a_pushed_chan
     # WHEN a prompt is created and the invalidation function (played by Node) writes the stream's new images
     # through and bumps the epoch
     watcher, wc = fleet[0]
-    watcher.poll_epoch()
+    watcher._epoch.poll()
     (tmp_path / "beta.md").write_text("Beta.", encoding="utf-8")
     run_sync(ddb_local.endpoint, table, str(tmp_path))
     images = [ddb.get_item(TableName=table, Key={"prompt_id": {"S": pid}, "version": {"S": "CURRENT"}})["Item"]
@@ -233,7 +233,7 @@ def test_a_fleet_cold_start_reads_each_key_from_the_table_once_and_a_pushed_chan
     writer(redis_secure, [{"op": "bumpEpoch", "key": l2_epoch_key(table), "inc": INC}])
     # THEN the next epoch poll takes the new catalog, and the new prompt is served from the L2: no table read
     wc.reset()
-    assert watcher.poll_epoch() is True
+    assert watcher._epoch.poll() is True
     assert watcher.get_prompt("beta").render() == "Beta."
     assert wc.keys == []
 
@@ -291,7 +291,7 @@ def test_an_epoch_move_never_discards_the_last_good_copy(ddb_local: Any, shared_
     redis_secure.admin().delete(key)
     redis_secure.admin().delete(l2_fill_key(shared_table, "shared", "CURRENT"))
     writer(redis_secure, [{"op": "bumpEpoch", "key": l2_epoch_key(shared_table), "inc": INC}])
-    assert client.poll_epoch() is True
+    assert client._epoch.poll() is True
     failing = [3]
 
     def throttle(**_: Any) -> None:
@@ -320,7 +320,7 @@ def test_a_copy_the_epoch_marked_is_not_served_as_fresh(ddb_local: Any, ddb: Any
     redis_secure.admin().delete(key)
     redis_secure.admin().delete(l2_fill_key(shared_table, "shared", "CURRENT"))
     writer(redis_secure, [{"op": "bumpEpoch", "key": l2_epoch_key(shared_table), "inc": INC}])
-    client.poll_epoch()
+    client._epoch.poll()
     # THEN the next read re-validates (not stale-while-revalidate) and serves the change
     prompt = client.get_prompt("shared")
     assert (prompt.version, prompt.stale) == (2, False)
