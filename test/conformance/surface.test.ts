@@ -10,14 +10,16 @@ import * as path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as ts from 'typescript';
 import * as runtime from '../../src/runtime';
+import { fallbackPrompt, PromptFallback } from '../../src/runtime/fallback';
 
 interface Method { readonly name: string; readonly params: string[]; readonly nodeOptionsType?: string; readonly options?: string[] }
+interface FallbackCase { readonly name: string; readonly promptId: string; readonly fallback: PromptFallback; readonly expect: Record<string, unknown> }
 interface Export { readonly node: string; readonly python?: string }
 const SURFACE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'surface.json'), 'utf8')) as {
   client: string;
   clientOptions: { nodeOptionsType: string; options: string[]; nodeOnly: Record<string, string> };
   methods: Method[];
-  fallback: { type: string; fields: string[] };
+  fallback: { type: string; fields: string[]; cases: FallbackCase[] };
   stats: { type: string; fields: string[] };
   errors: { base: string; subclasses: string[] };
   invalidIdReason: string;
@@ -94,6 +96,12 @@ test('the fallback and the stats have the listed fields, and stats() returns exa
   } finally {
     dynamoDBClient.destroy();
   }
+});
+
+describe('a fallback is served as the same prompt by both clients', () => {
+  test.each(SURFACE.fallback.cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    expect(fallbackPrompt(c.promptId, c.fallback)).toMatchObject(c.expect);
+  });
 });
 
 test('the error classes: one base, the listed subclasses, each naming itself', () => {
