@@ -13,7 +13,12 @@ import * as runtime from '../../src/runtime';
 import { fallbackPrompt, PromptFallback } from '../../src/runtime/fallback';
 
 interface Method { readonly name: string; readonly params: string[]; readonly nodeOptionsType?: string; readonly options?: string[] }
-interface FallbackCase { readonly name: string; readonly promptId: string; readonly fallback: PromptFallback; readonly expect: Record<string, unknown> }
+interface FallbackCase {
+  readonly name: string;
+  readonly promptId: string;
+  readonly fallback: PromptFallback;
+  readonly expect: Record<string, unknown>;
+}
 interface Export { readonly node: string; readonly python?: string }
 const SURFACE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'surface.json'), 'utf8')) as {
   client: string;
