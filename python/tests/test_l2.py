@@ -440,3 +440,41 @@ def test_a_reader_whose_user_was_deleted_reconnects_at_most_once_a_second(redis_
     attempts = len(signed) - before
     assert failures > 100
     assert 1 <= attempts <= 4, attempts
+
+
+def test_close_stops_the_epoch_watch_and_closes_only_the_l2_the_client_opened(ddb_local: Any, shared_table: str,
+                                                                           redis_secure: RedisServer, monkeypatch: Any) -> None:
+    import math
+
+    monkeypatch.setenv("SSL_CERT_FILE", redis_secure.ca)
+    env = {
+        "PROMPT_SERVING_TABLE_NAME": shared_table,
+        "PROMPT_SERVING_CACHE_ENDPOINT": redis_secure.endpoint,
+        "PROMPT_SERVING_CACHE_USER": "iam-reader",
+        "PROMPT_SERVING_CACHE_NAME": "test-cache",
+        "AWS_REGION": "us-east-1",
+    }
+    ddb = ddb_local.client()
+    counter = CallCounter(ddb)
+    # GIVEN a client that built its L2 from the environment and read a prompt through it
+    own = PromptClient(dynamodb_client=ddb, environ=env, max_age_seconds=0, stale_while_revalidate_seconds=0)
+    assert own.get_prompt("shared").version == 1
+    adapter = own._l2
+    assert adapter is not None and adapter._clients
+    # WHEN it is closed
+    own.close()
+    # THEN its connections are closed, no epoch poll is due, and reads still work, from the table, without the L2
+    assert adapter._clients == {} and own._epoch.due == math.inf
+    before = own.stats()
+    counter.reset()
+    assert own.get_prompt("shared").version == 1
+    after = own.stats()
+    assert counter.keys == ["shared/CURRENT"]
+    assert (after["l2_hits"], after["l2_misses"], after["l2_errors"]) == (before["l2_hits"], before["l2_misses"], before["l2_errors"])
+    assert adapter._clients == {}  # not reopened
+    # AND an L2 the caller passed stays the caller's: used before and after close, never closed by the client
+    passed = reader_l2(redis_secure)
+    theirs, _ = client_for(ddb_local, shared_table, passed)
+    theirs.get_prompt("shared")
+    theirs.close()
+    assert passed._clients
