@@ -19,20 +19,26 @@ Example::
 """
 from .client import PromptClient
 from .errors import PromptNotFoundError, PromptRenderError, PromptServingError, PromptStoreError
-from .l2 import PromptCacheL2
-from .options import DEFAULTS, ENV_VARS
+from .fallback import PromptFallback
+from .l2 import PromptCacheL2, l2_key
+from .options import DEFAULTS, ENV_VARS, MAX_TIMER_MS
 from .prompt import Prompt
+from .stats import PromptClientStats
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULTS",
     "ENV_VARS",
+    "MAX_TIMER_MS",
     "Prompt",
     "PromptCacheL2",
     "PromptClient",
+    "PromptClientStats",
+    "PromptFallback",
     "PromptNotFoundError",
     "PromptRenderError",
     "PromptServingError",
     "PromptStoreError",
+    "l2_key",
 ]

@@ -8,41 +8,27 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, Hashable, Iterable, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterable, List, Mapping, Optional, Tuple
 
 from .catalog import Catalog
-from .ddb_codec import from_item
+from .epoch import EpochWatcher
 from .errors import PromptNotFoundError, PromptServingError, PromptStoreError
+from .fallback import PromptFallback, fallback_prompt
 from .l2 import PromptCacheL2
 from .lru import Lru, Slot
 from .options import ResolvedOptions, resolve_options
 from .prompt import Prompt, is_deleted, prompt_from_item
 from .schema.env import Env
-from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, is_valid_prompt_id, version_key
-from .schema.l2 import (
-    compare_tokens,
-    decode_fill_value,
-    decode_stream_value,
-    encode_fill_value,
-    epoch_incarnation,
-    l2_epoch_key,
-    l2_fill_key,
-    l2_fill_ttl_seconds,
-    l2_item_key,
-)
-from .stats import Counters, report_l2_unavailable
+from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, PROMPT_ID_RULE, is_valid_prompt_id, version_key
+from .schema.l2 import compare_tokens, l2_epoch_key
+from .stats import Counters, PromptClientStats, report_l2_unavailable
 from .store import TableReader
+from .tiers import SharedReader, Token
 
 logger = logging.getLogger(__name__)
 
-INVALID_ID_REASON = (
-    "not a valid prompt id (1 to 1024 characters and at most 2048 bytes of UTF-8, not starting with '#', "
-    "which is reserved)"
-)
-
-
-_NEVER_POLLED = object()
-"""The epoch before the first poll (an absent epoch key reads as ``None``, a value like any other)."""
+INVALID_ID_REASON = f"not a valid prompt id ({PROMPT_ID_RULE}, which is reserved)"
+"""Why an id that can never exist is not found (the Node client's reason, word for word)."""
 
 
 class _Entry:
@@ -54,7 +40,7 @@ class _Entry:
     __slots__ = ("key", "prompt", "version", "expires_at", "token", "failing", "invalidated", "used", "_stale")
 
     def __init__(self, key: Hashable, prompt: Prompt, version: Optional[int], expires_at: float,
-                 token: Optional[Tuple[str, str]]) -> None:
+                 token: Optional[Token]) -> None:
         self.key = key
         self.used = False
         self.prompt = prompt
@@ -71,18 +57,6 @@ class _Entry:
         if s is None:
             s = self._stale = self.prompt.stale_copy()
         return s
-
-
-class _Shared:
-    """A usable L2 value: ``item`` decoded (``None``: the stream says the row was removed), where it came from."""
-
-    __slots__ = ("item", "token", "fetched_at", "source")
-
-    def __init__(self, item: Optional[Dict[str, Any]], token: Optional[Tuple[str, str]], fetched_at: float, source: str) -> None:
-        self.item = item
-        self.token = token
-        self.fetched_at = fetched_at
-        self.source = source
 
 
 class _Flight:
@@ -220,20 +194,23 @@ class PromptClient:
             o.max_attempts,
             self._counters,
         )
+        self._owns_l2 = False
+        """The client built its L2 from the environment (``close`` closes it)."""
         self._l2: Optional[PromptCacheL2] = self._build_l2(l2, env)
-        self._catalog = Catalog(
-            self._reader, o.catalog_max_age, self._counters, self._clock,
-            (lambda: self._read_l2(CATALOG_ID, CURRENT)) if self._l2 is not None else None,
-            (lambda raw, fetched_at: self._write_l2(CATALOG_ID, CURRENT, raw, fetched_at)) if self._l2 is not None else None,
-        )
-        self._write_through = bool(getattr(self._l2, "write_through", False))
-        self._epoch_key = l2_epoch_key(o.table_name)
-        self._epoch: Any = _NEVER_POLLED
-        self._incarnation: Optional[str] = None
         self._generation = 0
         """Epoch moves seen: a load that started before the latest one may carry what it replaced."""
-        self._epoch_due = 0.0 if self._l2 is not None else math.inf
-        self._epoch_polling = False
+        self._epoch = EpochWatcher(
+            self._l2, l2_epoch_key(o.table_name), o.epoch_poll_interval, self._clock, self._counters, self._revalidate,
+        )
+        self._tiers = SharedReader(
+            self._reader, self._l2, o.max_age, o.stale_while_revalidate, self._counters, self._clock,
+            lambda: self._epoch.incarnation, self._epoch.first_incarnation,
+        )
+        self._catalog = Catalog(
+            self._reader, o.catalog_max_age, self._counters, self._clock,
+            (lambda: self._tiers.read_shared(CATALOG_ID, CURRENT)) if self._l2 is not None else None,
+            (lambda raw, fetched_at: self._tiers.fill(CATALOG_ID, CURRENT, raw, fetched_at)) if self._l2 is not None else None,
+        )
 
     def _build_l2(self, l2: Any, env: Mapping[str, str]) -> Optional[PromptCacheL2]:
         if l2 is False:
@@ -257,6 +234,7 @@ class PromptClient:
             self._counters.l2_errors += 1
             logger.warning("L2 cache disabled: %s", err)
             return None
+        self._owns_l2 = True
         try:  # one read at start-up, so an unreachable cache is said once now rather than counted per read
             adapter.get(l2_epoch_key(table))
         except Exception as err:  # noqa: BLE001
@@ -271,18 +249,25 @@ class PromptClient:
     # public API
     # ------------------------------------------------------------------------------------------------------
 
-    def get_prompt(self, prompt_id: str, version: Optional[int] = None) -> Prompt:
+    def get_prompt(self, prompt_id: str, version: Optional[int] = None, *,
+                   fallback: Optional[PromptFallback] = None) -> Prompt:
         """The CURRENT version of a prompt (one eventually consistent ``GetItem`` of its pointer when not cached),
         or an exact version with ``version=3`` (the ``v000003`` item; immutable, cached until evicted).
 
+        ``fallback`` is returned (flagged ``stale``, version 0) only when nothing can be read: the table fails, and
+        neither the L2 nor memory holds a copy within ``stale_if_error_seconds``. Never used for a prompt that does
+        not exist. Default: no fallback, the read raises ``PromptStoreError``.
+
         :raises PromptNotFoundError: if the prompt does not exist, was deleted, or the id or version is invalid or
             reserved (answered without any remote call)
-        :raises PromptStoreError: if the table cannot be read and no copy within ``stale_if_error_seconds`` is held
+        :raises PromptStoreError: if the table cannot be read, no copy within ``stale_if_error_seconds`` is held and
+            no ``fallback`` is given
 
         Example::
 
             prompt = prompts.get_prompt("support-triage")
             pinned = prompts.get_prompt("support-triage", version=3)
+            safe = prompts.get_prompt("support-triage", fallback=PromptFallback(text="Triage: {{ticket}}"))
         """
         if version is None:
             try:
@@ -296,20 +281,21 @@ class PromptClient:
                 by_version = None
             entry = by_version.get(version) if by_version is not None else None
         else:
-            return self._miss(prompt_id, version, None, None)
+            return self._miss(prompt_id, version, None, None, fallback)
+        epoch = self._epoch
         if entry is not None:
             now = self._clock()
-            if now >= self._epoch_due:
-                self._epoch_tick(now)
+            if now >= epoch.due:
+                epoch.tick(now)
             if entry.expires_at > now and not entry.invalidated:
                 entry.used = True
                 self._hits += 1
                 return entry.prompt
-            return self._miss(prompt_id, version, entry.key, entry)
+            return self._miss(prompt_id, version, entry.key, entry, fallback)
         now = self._clock()
-        if now >= self._epoch_due and self._epoch is not _NEVER_POLLED:  # misses watch the epoch too (the catalog)
-            self._epoch_tick(now)
-        return self._miss(prompt_id, version, prompt_id if version is None else (prompt_id, version), None)
+        if now >= epoch.due and epoch.polled:  # misses watch the epoch too (the catalog)
+            epoch.tick(now)
+        return self._miss(prompt_id, version, prompt_id if version is None else (prompt_id, version), None, fallback)
 
     def preload(self, prompt_ids: Iterable[str] = ()) -> None:
         """Reads the catalog, and the CURRENT version of each listed prompt not fresh in memory (joining reads under
@@ -332,7 +318,7 @@ class PromptClient:
         todo = [p for p in dict.fromkeys(ids) if not self._fresh(p, now)]
         if not todo:
             return
-        errors: list[Exception] = []
+        errors: List[PromptServingError] = []
 
         def one(prompt_id: str) -> None:
             try:
@@ -350,20 +336,66 @@ class PromptClient:
         if errors:
             raise errors[0]
 
-    def stats(self) -> Dict[str, int]:
-        """Counters since the client was created: ``hits``, ``misses``, ``stale_serves``, ``negative_hits``,
-        ``catalog_rejections``, ``store_reads``, ``store_errors``, ``retries``, ``catalog_loads``, ``l2_hits``,
-        ``l2_misses``, ``l2_errors``, ``l2_refreshes``, ``epoch_polls``, ``evictions`` and ``entries``.
+    def invalidate(self, prompt_id: Optional[str] = None) -> None:
+        """Drops in-process copies so the next read goes to the L2 (or the table): of one prompt (its CURRENT version,
+        its exact versions and any not-found answer), or of everything, the catalog included (re-read in the
+        background). The shared L2 is kept fresh by the invalidation function and is not touched.
+
+        Example::
+
+            prompts.invalidate("support-triage")  # after an out-of-band change, or in a test
+            prompts.invalidate()                  # everything
+        """
+        if prompt_id is None:
+            for key, _ in self._prompts.items():
+                self._prompts.delete(key)
+            self._not_found.clear()
+            self._catalog.refresh_in_background()
+            return
+        try:
+            hash(prompt_id)
+        except TypeError:  # an unhashable "id" names nothing held
+            return
+        self._prompts.delete(prompt_id)
+        self._not_found.delete(prompt_id)
+        with self._lock:
+            pinned = list(self._pinned.get(prompt_id, {}).values())
+        for entry in pinned:
+            self._prompts.delete(entry.key)
+            self._not_found.delete(entry.key)
+
+    def close(self) -> None:
+        """Stops the freshness-epoch watch and closes the L2 connections the client opened itself (tests, scripts; a
+        Lambda function never needs to). Reads still work afterwards, from memory and the table (and from an L2 you
+        passed as ``l2``, which stays yours to close).
+
+        Example::
+
+            prompts.close()
+        """
+        self._epoch.stop()
+        l2 = self._l2
+        if l2 is None or not self._owns_l2:
+            return
+        self._tiers.l2 = None
+        closer = getattr(l2, "close", None)
+        if callable(closer):
+            try:
+                closer()
+            except Exception as err:  # noqa: BLE001 - closing never fails
+                logger.debug("L2 close failed: %s", err)
+
+    def stats(self) -> PromptClientStats:
+        """Counters since the client was created (the Node client's ``stats()``, in snake_case; ``stats.STATS_DOC``
+        says what each counts): ``hits``, ``misses``, ``stale_serves``, ``negative_hits``, ``catalog_rejections``,
+        ``store_reads``, ``store_errors``, ``retries``, ``catalog_loads``, ``l2_hits``, ``l2_misses``, ``l2_errors``,
+        ``l2_unavailable``, ``fallback_serves``, ``epoch_moves``, ``revalidations``, ``evictions`` and ``entries``.
 
         Example::
 
             logger.info("prompt cache %s", prompts.stats())
         """
-        out = self._counters.as_dict()
-        out["hits"] = self._hits
-        out["evictions"] = self._prompts.evictions
-        out["entries"] = len(self._prompts)
-        return out
+        return self._counters.snapshot(self._hits, self._prompts.evictions, len(self._prompts))
 
     # ------------------------------------------------------------------------------------------------------
     # misses, loads, fetches
@@ -373,7 +405,8 @@ class PromptClient:
         entry = self._map.get(prompt_id)
         return entry is not None and entry.expires_at > now and not entry.invalidated
 
-    def _miss(self, prompt_id: Any, version: Any, key: Optional[Hashable], cached: Optional[_Entry]) -> Prompt:
+    def _miss(self, prompt_id: Any, version: Any, key: Optional[Hashable], cached: Optional[_Entry],
+              fallback: Optional[PromptFallback] = None) -> Prompt:
         """Everything but a fresh hit; ``cached`` is the expired copy of this key, if any."""
         o = self._options
         now = self._clock()
@@ -397,7 +430,10 @@ class PromptClient:
             if cached is not None and self._clock() < cached.expires_at + o.stale_if_error:
                 self._counters.stale_serves += 1
                 return cached.stale
-            raise
+            if fallback is None:
+                raise
+            self._counters.fallback_serves += 1
+            return fallback_prompt(prompt_id, fallback)
 
     def _join_or_start(self, key: Hashable) -> Tuple[_Flight, bool]:
         with self._lock:
@@ -462,34 +498,26 @@ class PromptClient:
             raise PromptNotFoundError(prompt_id, version, "not in the catalog")
         sort_key = self._sort_key(version)
         generation = self._generation
-        if self._l2 is not None:
-            shared = self._read_l2(prompt_id, sort_key)
-            if shared is not None:
-                if shared.item is None or is_deleted(shared.item):  # the stream's tombstone or removal
-                    self._forget(key)
-                    raise PromptNotFoundError(prompt_id, version, None if shared.item is None else "deleted")
-                try:
-                    return self._remember(key, prompt_from_item(shared.item), version,
-                                          self._clock() if shared.source == "stream" else shared.fetched_at, shared.token,
-                                          generation)
-                except PromptStoreError as err:  # an L2 value that breaks the contract: read the table
-                    self._counters.l2_errors += 1
-                    logger.debug("L2 value of %s/%s ignored: %s", prompt_id, sort_key, err)
-        fetched_at = self._clock()
-        raw = self._reader.get_item(prompt_id, sort_key, deadline)
-        try:
-            item = from_item(raw) if raw is not None else None
-        except (TypeError, ValueError) as err:
-            raise PromptStoreError(f"item {prompt_id}/{sort_key} breaks the wire contract: {err}") from err
-        if self._l2 is not None and raw is not None:
-            self._write_l2(prompt_id, sort_key, raw, fetched_at)
+        shared = self._tiers.read_shared(prompt_id, sort_key)
+        if shared is not None:
+            if shared.item is None or is_deleted(shared.item):  # the stream's tombstone or removal
+                self._forget(key)
+                raise PromptNotFoundError(prompt_id, version, None if shared.item is None else "deleted")
+            try:
+                return self._remember(key, prompt_from_item(shared.item), version,
+                                      self._clock() if shared.source == "stream" else shared.fetched_at, shared.token,
+                                      generation)
+            except PromptStoreError as err:  # an L2 value that breaks the contract: read the table
+                self._counters.l2_errors += 1
+                logger.debug("L2 value of %s/%s ignored: %s", prompt_id, sort_key, err)
+        item, fetched_at = self._tiers.read_table(prompt_id, sort_key, deadline)
         if item is None or is_deleted(item):
             self._forget(key)
             raise PromptNotFoundError(prompt_id, version, None if item is None else "deleted")
         return self._remember(key, prompt_from_item(item), version, fetched_at, None, generation)
 
     def _remember(self, key: Hashable, prompt: Prompt, version: Optional[int], fetched_at: float,
-                  token: Optional[Tuple[str, str]], generation: Optional[int] = None) -> Prompt:
+                  token: Optional[Token], generation: Optional[int] = None) -> Prompt:
         held = self._map.get(key)
         if (held is not None and held.token is not None and not held.invalidated and held.expires_at > self._clock()
                 and (token is None or compare_tokens(held.token, token) > 0)):
@@ -522,95 +550,8 @@ class PromptClient:
                     del self._pinned[entry.prompt.id]
 
     # ------------------------------------------------------------------------------------------------------
-    # L2
+    # the epoch moved
     # ------------------------------------------------------------------------------------------------------
-
-    def _read_l2(self, prompt_id: str, sort_key: str, stream_only: bool = False) -> Optional[_Shared]:
-        """The L2's usable value of an item: the stream value when its incarnation is the epoch's, else a fill read
-        from the table less than ``max_age_seconds`` ago (a pinned version's fill whatever its age); ``None`` when
-        there is none (absent, another incarnation, too old, unreadable, failing or slow L2)."""
-        assert self._l2 is not None
-        table = self._options.table_name
-        incarnation = None
-        if self._write_through:
-            if self._epoch is _NEVER_POLLED:  # the first read learns the incarnation before it trusts a stream value
-                self._epoch_due = self._clock() + self._options.epoch_poll_interval
-                self.poll_epoch()
-            incarnation = self._incarnation
-        try:
-            if incarnation is not None:
-                stream = decode_stream_value(self._l2.get(l2_item_key(table, prompt_id, sort_key)), prompt_id, sort_key)
-                if stream is not None and stream.inc == incarnation:
-                    item = _decode_item(stream.item) if stream.item is not None else None
-                    if stream.item is None or item is not None:
-                        self._counters.l2_hits += 1
-                        return _Shared(item, (stream.inc, stream.seq), self._clock(), "stream")
-            if not stream_only:
-                now = self._clock()
-                fill = decode_fill_value(self._l2.get(l2_fill_key(table, prompt_id, sort_key)), prompt_id, sort_key, now * 1000)
-                if (fill is not None and fill.inc == incarnation
-                        and (sort_key != CURRENT or now * 1000 < fill.fetched_at + self._options.max_age * 1000)):
-                    item = _decode_item(fill.item)
-                    if item is not None:
-                        self._counters.l2_hits += 1
-                        return _Shared(item, None, fill.fetched_at / 1000, "fill")
-            self._counters.l2_misses += 1
-        except Exception as err:  # noqa: BLE001 - an L2 failure never fails a read
-            self._counters.l2_errors += 1
-            logger.debug("L2 read of %s/%s failed: %s", prompt_id, sort_key, err)
-        return None
-
-    def _write_l2(self, prompt_id: str, sort_key: str, raw_item: Mapping[str, Any], fetched_at: float) -> None:
-        """Fills the L2 after a table read, for the L1 bound (``max_age_seconds + stale_while_revalidate_seconds``)."""
-        assert self._l2 is not None
-        ttl = l2_fill_ttl_seconds(self._options.max_age, self._options.stale_while_revalidate)
-        if ttl < 1:
-            return
-        try:
-            from .ddb_codec import to_json_item
-
-            value = encode_fill_value(self._incarnation if self._write_through else None, round(fetched_at * 1000),
-                                      to_json_item(raw_item))
-            self._l2.set(l2_fill_key(self._options.table_name, prompt_id, sort_key), value, ttl)
-        except Exception as err:  # noqa: BLE001
-            self._counters.l2_errors += 1
-            logger.debug("L2 fill of %s/%s failed: %s", prompt_id, sort_key, err)
-
-    def _epoch_tick(self, now: float) -> None:
-        """At most one epoch poll per interval per client, in the background."""
-        with self._lock:
-            if self._epoch_polling or now < self._epoch_due:
-                return
-            self._epoch_polling = True
-            self._epoch_due = now + self._options.epoch_poll_interval
-        threading.Thread(target=self._poll_epoch, name="prompt-epoch", daemon=True).start()
-
-    def _poll_epoch(self) -> None:
-        try:
-            self.poll_epoch()
-        finally:
-            self._epoch_polling = False
-
-    def poll_epoch(self) -> bool:
-        """Reads the L2 freshness epoch now; when it moved since the last poll, re-validates every CURRENT copy in
-        memory against the L2 (one GET per key, see ``_revalidate``). Returns whether it moved.
-        Called by reads in the background once per ``epoch_poll_interval_ms``; never raises."""
-        if self._l2 is None:
-            return False
-        try:
-            raw = self._l2.get(self._epoch_key)
-            self._counters.epoch_polls += 1
-        except Exception as err:  # noqa: BLE001
-            self._counters.l2_errors += 1
-            logger.debug("L2 epoch read failed: %s", err)
-            return False
-        epoch = raw.decode() if isinstance(raw, bytes) else raw
-        self._incarnation = epoch_incarnation(epoch)
-        previous, self._epoch = self._epoch, epoch
-        if previous is _NEVER_POLLED or epoch == previous:
-            return False
-        self._revalidate()
-        return True
 
     def _revalidate(self) -> None:
         self._generation += 1
@@ -626,7 +567,7 @@ class PromptClient:
         for key, entry in self._prompts.items():
             if entry.version is not None or not isinstance(key, str):
                 continue  # exact versions are immutable
-            shared = self._read_l2(key, CURRENT, stream_only=True)
+            shared = self._tiers.read_shared(key, CURRENT, stream_only=True)
             if self._map.get(key) is not entry:
                 continue  # replaced meanwhile
             if shared is None or shared.token is None:
@@ -645,7 +586,7 @@ class PromptClient:
                     logger.warning("L2 value of %s ignored: %s", key, err)
                     entry.invalidated = True
                     continue
-            self._counters.l2_refreshes += 1
+            self._counters.revalidations += 1
 
     # ------------------------------------------------------------------------------------------------------
 
@@ -658,14 +599,6 @@ class PromptClient:
             isinstance(version, int) and not isinstance(version, bool) and 1 <= version <= MAX_VERSION_NUMBER
         ):
             raise PromptNotFoundError(prompt_id, version, f"a version is an integer from 1 to {MAX_VERSION_NUMBER}")
-
-
-def _decode_item(item: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
-    """An L2 item decoded; ``None`` when it holds attribute values no DynamoDB item can (a forged value)."""
-    try:
-        return from_item(item)
-    except Exception:  # noqa: BLE001
-        return None
 
 
 def _show_id(prompt_id: Any) -> str:

@@ -1,4 +1,4 @@
-"""DynamoDB attribute values ⇄ plain Python values (``src/ddb-codec.ts``).
+"""DynamoDB attribute values ⇄ plain Python values (``src/schema/ddb-codec.ts``).
 
 ``N`` becomes an ``int`` when it is an integer literal and a ``float`` otherwise (JavaScript's ``Number``); ``B``
 becomes ``bytes`` (botocore hands bytes; DynamoDB JSON, as in an L2 value or a stream record, carries base64).

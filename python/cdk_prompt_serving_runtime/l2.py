@@ -8,6 +8,8 @@ passes ``l2_timeout_ms`` to the adapter it builds; a slow L2 is as bad as none).
 """
 from typing import Optional
 
+from .schema.l2 import l2_item_key
+
 try:  # Python 3.8+: typing.Protocol
     from typing import Protocol
 except ImportError:  # pragma: no cover
@@ -26,3 +28,10 @@ class PromptCacheL2(Protocol):
     def set(self, key: str, value: str, ttl_seconds: int) -> None:
         """Stores a fill ``value`` under ``key`` for ``ttl_seconds`` (the reader's L1 bound)."""
         ...
+
+
+def l2_key(table_name: str, prompt_id: str, sort_key: str) -> str:
+    """The L2 key of one item's stream value: ``cdk-prompt-serving:v3/<table>/<prompt id>/<sort key>``, e.g.
+    ``cdk-prompt-serving:v3/prompts/support-triage/CURRENT`` (the Node client's ``l2Key``; see the README's wire
+    contract)."""
+    return l2_item_key(table_name, prompt_id, sort_key)

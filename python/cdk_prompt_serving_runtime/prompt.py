@@ -165,8 +165,9 @@ def is_deleted(item: Mapping[str, Any]) -> bool:
     return item.get(Attr.status) == STATUS_DELETED
 
 
-def prompt_from_item(item: Mapping[str, Any]) -> Prompt:
-    """Builds the frozen prompt of a pointer or version item (already decoded).
+def prompt_from_item(item: Mapping[str, Any], min_version: int = 1) -> Prompt:
+    """Builds the frozen prompt of a pointer or version item (already decoded). ``min_version`` 0 admits the version
+    number of a caller's fallback (``fallback.py``); every stored item has 1 or more.
 
     :raises PromptStoreError: if the item breaks the wire contract (the message names the item and what is wrong)
     """
@@ -180,8 +181,9 @@ def prompt_from_item(item: Mapping[str, Any]) -> Prompt:
     version: Optional[int]
     if number is not None:
         whole = isinstance(number, (int, float)) and not isinstance(number, bool) and float(number).is_integer()
-        if not whole or not 1 <= number <= MAX_VERSION_NUMBER:
-            raise malformed(f"{Attr.version_number} {_json_show(number)} is not a whole number from 1 to {MAX_VERSION_NUMBER}")
+        if not whole or not min_version <= number <= MAX_VERSION_NUMBER:
+            raise malformed(f"{Attr.version_number} {_json_show(number)} is not a whole number from {min_version} to "
+                            f"{MAX_VERSION_NUMBER}")
         version = int(number)
     else:
         version = parse_version_key(str(item.get(Attr.version)))

@@ -265,3 +265,52 @@ def test_exact_versions_share_the_size_bound_and_leave_memory_with_it(ddb_local:
     assert counter.keys == ["greeting/v000001"]
     assert client.get_prompt("greeting", 1) is client.get_prompt("greeting", 1)  # a hit serves the same object
     assert counter.keys == ["greeting/v000001"]
+
+
+def test_invalidate_one_prompt_sends_the_next_read_to_the_table_and_invalidate_all_drops_everything(ddb_local: Any, synced: Any) -> None:
+    """As test/runtime/client-extras.test.ts."""
+    table, _, _ = synced
+    client, counter = new_client(ddb_local, table)
+    client.get_prompt("greeting")
+    client.get_prompt("greeting", version=1)
+    counter.reset()
+    client.get_prompt("greeting")
+    assert counter["GetItem"] == 0
+    client.invalidate("greeting")
+    client.get_prompt("greeting")
+    client.get_prompt("greeting", version=1)
+    assert counter.keys == ["greeting/CURRENT", "greeting/v000001"]  # the pinned copy went too
+    client.invalidate()
+    wait_for(lambda: counter.keys[-1:] == ["#catalog/CURRENT"])  # the catalog is re-read in the background
+    client.get_prompt("greeting")
+    assert counter.keys[2:] == ["#catalog/CURRENT", "greeting/CURRENT"]
+    client.invalidate(["not", "hashable"])  # type: ignore[arg-type]  # names nothing held: no error
+
+
+def test_fallback_is_served_only_when_nothing_can_be_read_and_never_for_a_prompt_that_does_not_exist(ddb_local: Any, synced: Any) -> None:
+    """As test/runtime/client-extras.test.ts."""
+    import boto3
+    from botocore.config import Config
+
+    from cdk_prompt_serving_runtime import PromptFallback
+
+    table, _, _ = synced
+    # GIVEN a client whose table endpoint refuses connections
+    down = boto3.session.Session().client("dynamodb", endpoint_url="http://127.0.0.1:9", region_name="us-east-1",
+                                          config=Config(retries={"total_max_attempts": 1}, connect_timeout=0.5))
+    client = PromptClient(table_name=table, dynamodb_client=down, request_timeout_ms=500)
+    # WHEN a read with a fallback fails
+    served = client.get_prompt("greeting", fallback=PromptFallback(text="Hi {{name}}"))
+    # THEN the fallback is returned, flagged stale, version 0, and renders
+    assert (served.id, served.version, served.stale, served.template_type, served.input_variables) == (
+        "greeting", 0, True, "TEXT", ("name",))
+    assert served.render({"name": "Ana"}) == "Hi Ana"
+    assert client.stats()["fallback_serves"] == 1
+    # AND without one the read fails
+    with pytest.raises(PromptStoreError):
+        client.get_prompt("greeting")
+    # AND an unknown id stays not found with a working table
+    up, _ = new_client(ddb_local, table)
+    with pytest.raises(PromptNotFoundError):
+        up.get_prompt("nope", fallback=PromptFallback(text="x"))
+    assert up.stats()["fallback_serves"] == 0

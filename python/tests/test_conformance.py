@@ -303,3 +303,95 @@ def test_hostile_l2_values(case: Dict[str, Any], ddb: Any, hostile_table: str, r
         answer = "notFound"
     assert answer == case["expect"]
     assert (f"{case['id']}/CURRENT" in counter.keys) is case["tableRead"]
+
+
+# -- the reader surface (surface.json; the Node side is test/conformance/surface.test.ts) ------------------------
+
+SURFACE = load("surface.json")
+
+
+def py_name(node_name: str) -> str:
+    """A Node name the Python way: camelCase becomes snake_case; class, type and constant names stay."""
+    return node_name if node_name[:1].isupper() else snake(node_name)
+
+
+def _surface_client() -> Any:
+    import cdk_prompt_serving_runtime as package
+
+    return package.PromptClient(table_name="surface", dynamodb_client=object(), l2=False)
+
+
+def test_surface_the_client_has_exactly_the_listed_public_methods_and_epoch_polling_is_private() -> None:
+    import inspect
+
+    public = sorted(n for n, v in inspect.getmembers(PromptClient) if not n.startswith("_") and callable(v))
+    assert public == sorted(py_name(m["name"]) for m in SURFACE["methods"])
+    assert [n for n in dir(_surface_client()) if "epoch" in n and not n.startswith("_")] == []
+
+
+@pytest.mark.parametrize("method", SURFACE["methods"], ids=[m["name"] for m in SURFACE["methods"]])
+def test_surface_methods_take_the_listed_parameters_and_keyword_options(method: Dict[str, Any]) -> None:
+    import inspect
+
+    params = list(inspect.signature(getattr(PromptClient, py_name(method["name"]))).parameters.values())[1:]
+    assert [p.name for p in params] == [py_name(n) for n in method["params"] + method.get("options", [])]
+    options = params[len(method["params"]):]
+    assert all(p.default is None for p in options)  # every option is optional, None meaning "the default"
+    if "fallback" in method.get("options", []):
+        assert params[-1].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_surface_the_constructor_takes_the_listed_options() -> None:
+    import inspect
+
+    spec = SURFACE["clientOptions"]
+    params = list(inspect.signature(PromptClient.__init__).parameters.values())[1:]
+    positional = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    assert positional == [py_name(n) for n in spec["pythonPositional"]]
+    assert sorted(p.name for p in params) == sorted([py_name(n) for n in spec["options"]] + list(spec["pythonOnly"]))
+
+
+def test_surface_fallback_and_stats_fields_in_order() -> None:
+    import dataclasses
+
+    import cdk_prompt_serving_runtime as package
+
+    fallback_type = getattr(package, SURFACE["fallback"]["type"])
+    assert [f.name for f in dataclasses.fields(fallback_type)] == [py_name(n) for n in SURFACE["fallback"]["fields"]]
+    expected = [py_name(n) for n in SURFACE["stats"]["fields"]]
+    assert list(getattr(package, SURFACE["stats"]["type"]).__annotations__) == expected
+    assert list(_surface_client().stats()) == expected
+
+
+def test_surface_error_classes() -> None:
+    import cdk_prompt_serving_runtime as package
+
+    base = getattr(package, SURFACE["errors"]["base"])
+    assert issubclass(base, Exception)
+    for name in SURFACE["errors"]["subclasses"]:
+        assert issubclass(getattr(package, name), base) and getattr(package, name).__name__ == name
+
+
+def test_surface_an_id_that_can_never_exist_is_not_found_with_the_reason_both_clients_give() -> None:
+    with pytest.raises(PromptNotFoundError) as caught:
+        _surface_client().get_prompt("#reserved")
+    assert str(caught.value) == f"prompt '#reserved' not found: {SURFACE['invalidIdReason']}"
+
+
+def test_surface_the_package_exports_exactly_the_listed_names() -> None:
+    import cdk_prompt_serving_runtime as package
+
+    exports = SURFACE["exports"]
+    expected = sorted([e.get("python", py_name(e["node"])) for e in exports["both"]] + list(exports["pythonOnly"]))
+    assert sorted(package.__all__) == expected
+    for name in package.__all__:
+        assert hasattr(package, name), name
+
+
+@pytest.mark.parametrize("case", SURFACE["fallback"]["cases"], ids=[c["name"] for c in SURFACE["fallback"]["cases"]])
+def test_surface_a_fallback_is_served_as_the_same_prompt_by_both_clients(case: Dict[str, Any]) -> None:
+    from cdk_prompt_serving_runtime import PromptFallback
+    from cdk_prompt_serving_runtime.fallback import fallback_prompt
+
+    prompt = fallback_prompt(case["promptId"], PromptFallback(**{snake(k): v for k, v in case["fallback"].items()}))
+    assert {k: getattr(prompt, snake(k)) for k in case["expect"]} == dict(case["expect"], inputVariables=tuple(case["expect"]["inputVariables"]))

@@ -88,13 +88,13 @@ def test_python_and_node_agree_on_every_value(ddb_local: Any, shared_table: str,
     newer = to_json_item(dict(POINTER, revision={"N": "2"}, version_number={"N": "2"}, text={"S": "Hi {{name}}, v2"}))
     epoch = l2_epoch_key(shared_table)
     assert writer(redis_secure, [{"op": "writeThrough", "key": key, "item": newer, "inc": INC, "seq": "20"}])[0] == 1
-    assert client.poll_epoch() is False  # the first read learnt the epoch (absent): no change yet
+    assert client._epoch.poll() is False  # the first read learnt the epoch (absent): no change yet
     writer(redis_secure, [{"op": "bumpEpoch", "key": epoch, "inc": INC}])
     counter.reset()
-    assert client.poll_epoch() is True
+    assert client._epoch.poll() is True
     prompt = client.get_prompt("shared")
     assert (prompt.version, prompt.render({"name": "B"})) == (2, "Hi B, v2")
-    assert "shared/CURRENT" not in counter.keys and client.stats()["l2_refreshes"] == 1  # (this table has no catalog)
+    assert "shared/CURRENT" not in counter.keys and client.stats()["revalidations"] == 1  # (this table has no catalog)
     # an older write-through (a redelivered stream record) is refused; a reader may not write stream values at all
     assert writer(redis_secure, [{"op": "writeThrough", "key": key, "item": to_json_item(POINTER), "inc": INC, "seq": "19"}])[0] == 0
     import redis
@@ -111,12 +111,12 @@ def test_the_epoch_is_polled_once_per_interval_in_the_background(ddb_local: Any,
     client.get_prompt("shared")
     for _ in range(1000):
         client.get_prompt("shared")
-    wait_for(lambda: client.stats()["epoch_polls"] == 1)
+    wait_for(lambda: client._epoch.polls == 1)
     for _ in range(1000):
         client.get_prompt("shared")
-    assert client.stats()["epoch_polls"] == 1  # same interval: no more polls
+    assert client._epoch.polls == 1  # same interval: no more polls
     clock.advance(1.5)
-    wait_for(lambda: client.get_prompt("shared") is not None and client.stats()["epoch_polls"] == 2)
+    wait_for(lambda: client.get_prompt("shared") is not None and client._epoch.polls == 2)
 
 
 
@@ -222,7 +222,7 @@ def test_a_fleet_cold_start_reads_each_key_from_the_table_once_and_a_pushed_chan
     # WHEN a prompt is created and the invalidation function (played by Node) writes the stream's new images
     # through and bumps the epoch
     watcher, wc = fleet[0]
-    watcher.poll_epoch()
+    watcher._epoch.poll()
     (tmp_path / "beta.md").write_text("Beta.", encoding="utf-8")
     run_sync(ddb_local.endpoint, table, str(tmp_path))
     images = [ddb.get_item(TableName=table, Key={"prompt_id": {"S": pid}, "version": {"S": "CURRENT"}})["Item"]
@@ -233,7 +233,7 @@ def test_a_fleet_cold_start_reads_each_key_from_the_table_once_and_a_pushed_chan
     writer(redis_secure, [{"op": "bumpEpoch", "key": l2_epoch_key(table), "inc": INC}])
     # THEN the next epoch poll takes the new catalog, and the new prompt is served from the L2: no table read
     wc.reset()
-    assert watcher.poll_epoch() is True
+    assert watcher._epoch.poll() is True
     assert watcher.get_prompt("beta").render() == "Beta."
     assert wc.keys == []
 
@@ -291,7 +291,7 @@ def test_an_epoch_move_never_discards_the_last_good_copy(ddb_local: Any, shared_
     redis_secure.admin().delete(key)
     redis_secure.admin().delete(l2_fill_key(shared_table, "shared", "CURRENT"))
     writer(redis_secure, [{"op": "bumpEpoch", "key": l2_epoch_key(shared_table), "inc": INC}])
-    assert client.poll_epoch() is True
+    assert client._epoch.poll() is True
     failing = [3]
 
     def throttle(**_: Any) -> None:
@@ -320,7 +320,7 @@ def test_a_copy_the_epoch_marked_is_not_served_as_fresh(ddb_local: Any, ddb: Any
     redis_secure.admin().delete(key)
     redis_secure.admin().delete(l2_fill_key(shared_table, "shared", "CURRENT"))
     writer(redis_secure, [{"op": "bumpEpoch", "key": l2_epoch_key(shared_table), "inc": INC}])
-    client.poll_epoch()
+    client._epoch.poll()
     # THEN the next read re-validates (not stale-while-revalidate) and serves the change
     prompt = client.get_prompt("shared")
     assert (prompt.version, prompt.stale) == (2, False)
@@ -440,3 +440,41 @@ def test_a_reader_whose_user_was_deleted_reconnects_at_most_once_a_second(redis_
     attempts = len(signed) - before
     assert failures > 100
     assert 1 <= attempts <= 4, attempts
+
+
+def test_close_stops_the_epoch_watch_and_closes_only_the_l2_the_client_opened(ddb_local: Any, shared_table: str,
+                                                                           redis_secure: RedisServer, monkeypatch: Any) -> None:
+    import math
+
+    monkeypatch.setenv("SSL_CERT_FILE", redis_secure.ca)
+    env = {
+        "PROMPT_SERVING_TABLE_NAME": shared_table,
+        "PROMPT_SERVING_CACHE_ENDPOINT": redis_secure.endpoint,
+        "PROMPT_SERVING_CACHE_USER": "iam-reader",
+        "PROMPT_SERVING_CACHE_NAME": "test-cache",
+        "AWS_REGION": "us-east-1",
+    }
+    ddb = ddb_local.client()
+    counter = CallCounter(ddb)
+    # GIVEN a client that built its L2 from the environment and read a prompt through it
+    own = PromptClient(dynamodb_client=ddb, environ=env, max_age_seconds=0, stale_while_revalidate_seconds=0)
+    assert own.get_prompt("shared").version == 1
+    adapter = own._l2
+    assert adapter is not None and adapter._clients
+    # WHEN it is closed
+    own.close()
+    # THEN its connections are closed, no epoch poll is due, and reads still work, from the table, without the L2
+    assert adapter._clients == {} and own._epoch.due == math.inf
+    before = own.stats()
+    counter.reset()
+    assert own.get_prompt("shared").version == 1
+    after = own.stats()
+    assert counter.keys == ["shared/CURRENT"]
+    assert (after["l2_hits"], after["l2_misses"], after["l2_errors"]) == (before["l2_hits"], before["l2_misses"], before["l2_errors"])
+    assert adapter._clients == {}  # not reopened
+    # AND an L2 the caller passed stays the caller's: used before and after close, never closed by the client
+    passed = reader_l2(redis_secure)
+    theirs, _ = client_for(ddb_local, shared_table, passed)
+    theirs.get_prompt("shared")
+    theirs.close()
+    assert passed._clients

@@ -15,7 +15,7 @@ import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options'
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
 import { Counters, newCounters, PromptClientStats } from './stats';
 import { Loaded, SharedReader, Token } from './tiers';
-import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema/keys';
+import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionKey } from '../schema/keys';
 import { compareTokens, l2EpochKey } from '../schema/l2';
 
 /** Options of one `getPrompt` call. */
@@ -451,7 +451,7 @@ export class PromptClient {
   private assertValid(promptId: string, version: number | undefined): void {
     if (!isValidPromptId(promptId)) {
       throw new PromptNotFoundError(String(promptId), version,
-        "not a valid prompt id (1 to 1024 bytes of UTF-8, not starting with '#', which is reserved)");
+        `not a valid prompt id (${PROMPT_ID_RULE}, which is reserved)`);
     }
     if (version !== undefined && !(Number.isInteger(version) && version >= 1 && version <= MAX_VERSION_NUMBER)) {
       throw new PromptNotFoundError(promptId, version, `a version is an integer from 1 to ${MAX_VERSION_NUMBER}`);

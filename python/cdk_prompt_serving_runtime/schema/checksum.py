@@ -1,4 +1,4 @@
-"""Canonical JSON and the content checksum (``src/schema.ts``), byte-identical with the Node implementation.
+"""Canonical JSON and the content checksum (``src/schema/checksum.ts``), byte-identical with the Node implementation.
 
 Canonical JSON: object keys sorted by UTF-16 code unit (JavaScript's default sort), no whitespace, numbers in
 JavaScript's shortest round-trip form (``1.0`` prints as ``1``, ``1e21`` as ``1e+21``), strings escaped as

@@ -1,4 +1,4 @@
-"""Keys, versions, reserved ids and attribute names of table schema v1 (``src/schema.ts``)."""
+"""Keys, versions, reserved ids and attribute names of table schema v1 (``src/schema/keys.ts``)."""
 import re
 from typing import Any, Optional
 
@@ -19,6 +19,10 @@ MAX_VERSION_NUMBER = 10**VERSION_DIGITS - 1
 MAX_PROMPT_ID_BYTES = 1024
 """Most bytes of UTF-8 in a prompt id (src/schema/keys.ts ``MAX_PROMPT_ID_BYTES``): DynamoDB limits the sort key
 to 1,024 bytes and the partition key to 2,048, and an id is both (the catalog's and the claims' sort keys)."""
+
+PROMPT_ID_RULE = f"1 to {MAX_PROMPT_ID_BYTES:,} bytes of UTF-8, not starting with '{RESERVED_PREFIX}'"
+"""The prompt id rule in one phrase (src/schema/keys.ts ``PROMPT_ID_RULE``, word for word), for messages that reject an
+id without saying which rule it broke (the client's not-found reason)."""
 
 STATUS_ACTIVE = "ACTIVE"
 STATUS_DELETED = "DELETED"
