@@ -489,8 +489,6 @@ class PromptClient:
 
     def _fetch(self, prompt_id: str, version: Optional[int], key: Hashable) -> Prompt:
         """Catalog → L2 → table, within one ``request_timeout_ms``; remembers what it finds (or that nothing was)."""
-        item: Optional[Dict[str, Any]]
-        revision: Any
         deadline = self._reader.deadline()
         if not self._catalog.might_contain(prompt_id, deadline):
             self._counters.catalog_rejections += 1

@@ -279,12 +279,19 @@ def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], ma
         _handshake = False
 
         def on_connect(self) -> None:
+            self._sign(lambda: super(PromptServingConnection, self).on_connect())
+
+        # Newer redis-py (8.1 tested) connects through on_connect_check_health and never calls on_connect: sign there too.
+        def on_connect_check_health(self, check_health: bool = True) -> None:
+            self._sign(lambda: super(PromptServingConnection, self).on_connect_check_health(check_health=check_health))
+
+        def _sign(self, handshake: Callable[[], None]) -> None:
             if token_provider is not None:
                 self.password = token_provider()
             self._opened_at = monotonic()
             self._handshake = True
             try:
-                super().on_connect()
+                handshake()
             finally:
                 self._handshake = False
 
