@@ -18,14 +18,14 @@ const project = new awscdk.AwsCdkConstructLibrary({
   // so a handler change does not break `npm test` until someone re-snapshots; see test/construct/integ.test.ts.
   integrationTestAutoDiscover: false,
 
-  // Peer floor: see README "Compatibility". 2.276.0 is the first aws-cdk-lib release we build and
+  // Peer floor: see CONTRIBUTING.md "Packaging and compatibility". 2.276.0 is the first aws-cdk-lib release we build and
   // test against (TableV2 point-in-time recovery specification, Node.js 22 runtime, cdk-nag 3).
   cdkVersion: '2.276.0',
   constructsVersion: '10.5.1',
   jsiiVersion: '~6.0.0',
   minNodeVersion: '20.16.0',
 
-  // Release (see README "Releasing"): every push to main that changes the package publishes to npm, PyPI and
+  // Release (see CONTRIBUTING.md "Releasing"): every push to main that changes the package publishes to npm, PyPI and
   // Maven Central from GitHub Actions with trusted publishing (OIDC) where the registry supports it.
   release: true,
   releaseToNpm: true,
@@ -103,7 +103,7 @@ const project = new awscdk.AwsCdkConstructLibrary({
   pullRequestTemplate: false,
 });
 
-// The runtime client ships on a sub-path and stays off the jsii surface (see README "Packaging"). `./runtime`
+// The runtime client ships on a sub-path and stays off the jsii surface (see CONTRIBUTING.md "Packaging and compatibility"). `./runtime`
 // and `./admin` ship as CommonJS (jsii's lib/) and as ES modules (scripts/build-esm.ts), each with its types.
 const dual = (entry: string) => ({
   import: { types: `./lib/${entry}/index.d.mts`, default: `./lib/${entry}/index.mjs` },
@@ -134,12 +134,12 @@ project.package.addField('typesVersions', {
 // installed by npm by default, already present in the Lambda Node.js runtime.
 project.package.addField('optionalDependencies', {
   '@aws-sdk/client-dynamodb': '^3.600.0',
-  // The built-in L2 adapter (node-redis), loaded only when PROMPT_SERVING_CACHE_ENDPOINT is set (README "L2 cache").
+  // The built-in L2 adapter (node-redis), loaded only when PROMPT_SERVING_CACHE_ENDPOINT is set (docs/CACHE.md "The adapter").
   'redis': '^5.0.0',
 });
 
 // The sync handler's imports (Bedrock SDK, yaml) are bundled into its asset by esbuild, so they are build-time
-// dependencies; the runtime client's `@aws-sdk/client-dynamodb` is an optional dependency (see README "Packaging").
+// dependencies; the runtime client's `@aws-sdk/client-dynamodb` is an optional dependency (see CONTRIBUTING.md "Packaging and compatibility").
 project.eslint?.addRules({
   'import/no-extraneous-dependencies': ['error', {
     devDependencies: ['**/test/**', '**/bench/**', '**/scripts/**', '**/examples/**', 'src/sync/**', '.projenrc.ts', 'projenrc/**/*.ts'],

@@ -7,7 +7,7 @@ import type { IPromptServingCache } from '../prompt-cache-options';
 import { CACHE_AUTH_IAM, Env } from '../schema';
 
 /**
- * The cache part of the environment contract (README "Environment contract") for a client connecting as
+ * The cache part of the environment contract (src/schema/env.ts) for a client connecting as
  * `userId`, plus the table name.
  */
 export function cacheEnvironment(cache: IPromptServingCache, userId: string, tableName: string): Record<string, string> {

@@ -1,5 +1,5 @@
 /**
- * The README's L2 adapter (node-redis `get` / `set … { EX }` / `del`) against a real `redis-server`, with the
+ * The L2 adapter of docs/CACHE.md (node-redis `get` / `set … { EX }` / `del`) against a real `redis-server`, with the
  * table in DynamoDB Local (jest global setup) and every GetItem counted. Each `PromptClient` stands for one
  * Lambda instance; they share the Redis connection of this process.
  */
@@ -75,7 +75,7 @@ async function connect(to: RedisServer): Promise<{ redis: Redis; errors: unknown
   return { redis: client, errors };
 }
 
-/** The adapter exactly as the README shows it. */
+/** The adapter exactly as docs/CACHE.md ("Your own shared cache") shows it. */
 function readmeAdapter(client: Redis): PromptCacheL2 {
   return {
     get: (key) => client.get(key),
