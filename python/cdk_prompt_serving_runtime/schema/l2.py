@@ -179,7 +179,10 @@ def decode_stream_value(raw: Any, prompt_id: str, sort_key: str) -> Optional[Str
     value = _parse_object(raw)
     if value is None:
         return None
-    inc, seq, written_at, item = value.get("inc"), value.get("seq"), value.get("writtenAt"), value.get("item", 0)
+    inc: Any = value.get("inc")
+    seq: Any = value.get("seq")
+    written_at: Any = value.get("writtenAt")
+    item: Any = value.get("item", 0)
     if not is_incarnation(inc) or not is_sequence_number(seq) or not _finite_number(written_at):
         return None
     if item is None:
@@ -194,7 +197,8 @@ def decode_fill_value(raw: Any, prompt_id: str, sort_key: str, now_ms: float) ->
     value = _parse_object(raw)
     if value is None:
         return None
-    inc, fetched_at = value.get("inc", 0), value.get("fetchedAt")
+    inc: Any = value.get("inc", 0)
+    fetched_at: Any = value.get("fetchedAt")
     if inc is not None and not is_incarnation(inc):
         return None
     if not _finite_number(fetched_at) or fetched_at > now_ms + L2_MAX_CLOCK_SKEW_MS:
