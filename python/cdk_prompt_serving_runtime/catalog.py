@@ -58,6 +58,11 @@ class Catalog:
         self._read_at: Optional[float] = None
         self._lock = threading.Lock()
         self._reading: Optional[threading.Event] = None
+        self._from_fill = False
+        """The filter came from a reader's fill in the L2: a table read up to ``max_age_seconds`` old, of whatever
+        lineage the epoch had then (none, when it was absent or garbage), so it may predate a prompt now in the
+        table. It never rules an id out alone: the table is read first (:meth:`_confirm`)."""
+        self._confirm_lock = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -66,7 +71,13 @@ class Catalog:
     def might_contain(self, prompt_id: str, deadline: float) -> bool:
         """``False`` only if the catalog proves ``prompt_id`` absent. Waits for the first read. Past ``max_age`` an
         id the old filter admits is answered at once while the catalog is re-read in the background; an id the
-        old filter rules out waits for the re-read, so a prompt created since is served within ``max_age``."""
+        old filter rules out waits for the re-read, so a prompt created since is served within ``max_age``. A filter
+        from a reader's fill in the L2 rules nothing out alone: the table's catalog is read first."""
+        if self._verdict(prompt_id, deadline) or not self._from_fill:
+            return self._admits(prompt_id)
+        return not self._confirm(deadline) or self._admits(prompt_id)
+
+    def _verdict(self, prompt_id: str, deadline: float) -> bool:
         if self._read_at is None:
             self.refresh(deadline)
             return self._admits(prompt_id)
@@ -113,22 +124,39 @@ class Catalog:
                 return
         threading.Thread(target=self.refresh, name="prompt-catalog-refresh", daemon=True).start()
 
-    def _read(self, deadline: Optional[float]) -> None:
+    def _confirm(self, deadline: float) -> bool:
+        """A fill ruled an id out: reads the catalog from the table, past the L2 (concurrent callers share the read,
+        each waiting at most until its deadline). ``False`` when the table could not be read: nothing is ruled out."""
+        if not self._confirm_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return False
         try:
-            shared = self._shared_read() if self._shared_read is not None else None
+            if not self._from_fill:  # another caller confirmed meanwhile
+                return True
+            return self._read(deadline, from_table=True)
+        finally:
+            self._confirm_lock.release()
+
+    def _read(self, deadline: Optional[float], from_table: bool = False) -> bool:
+        ok = False
+        try:
+            shared = self._shared_read() if self._shared_read is not None and not from_table else None
             if shared is not None:
                 self._filter = parse_catalog(shared.item)
+                self._from_fill = getattr(shared, "source", None) == "fill"
             else:
                 fetched_at = self._clock()
                 raw = self._reader.get_item(CATALOG_ID, CURRENT, deadline)
                 item = from_item(raw) if raw is not None else None
                 self._filter = parse_catalog(item)
+                self._from_fill = False
                 if raw is not None and self._shared_fill is not None:
                     self._shared_fill(raw, fetched_at)
             self._counters.catalog_loads += 1
+            ok = True
         except Exception as err:  # noqa: BLE001 - an unreadable catalog must never reject an id
             logger.debug("catalog read failed (nothing is ruled out): %s", err)
         self._read_at = self._clock()
+        return ok
 
     def revalidate(self) -> bool:
         """The epoch moved: re-reads the catalog now (from the L2 first). A read already under way may have started

@@ -395,3 +395,42 @@ def test_surface_a_fallback_is_served_as_the_same_prompt_by_both_clients(case: D
 
     prompt = fallback_prompt(case["promptId"], PromptFallback(**{snake(k): v for k, v in case["fallback"].items()}))
     assert {k: getattr(prompt, snake(k)) for k in case["expect"]} == dict(case["expect"], inputVariables=tuple(case["expect"]["inputVariables"]))
+
+
+def _catalog_item(ids: Any) -> Dict[str, Any]:
+    """The catalog item of ``ids`` (boto3 attribute values), sized and built as the sync builds it."""
+    bits, hashes = bloom_parameters(len(ids))
+    return {"prompt_id": {"S": "#catalog"}, "version": {"S": "CURRENT"}, "bloom": {"B": bloom_build(ids, bits, hashes)},
+            "bloom_bits": {"N": str(bits)}, "bloom_hashes": {"N": str(hashes)}, "count": {"N": str(len(ids))},
+            "revision": {"N": "1"}}
+
+
+@pytest.mark.parametrize("case", HOSTILE["catalogCases"], ids=[c["name"] for c in HOSTILE["catalogCases"]])
+def test_a_catalog_fill_never_rules_an_id_out_alone(case: Dict[str, Any], ddb: Any, table: str, redis_secure: Any) -> None:
+    import time as _time
+
+    from cdk_prompt_serving_runtime.ddb_codec import to_json_item
+    from cdk_prompt_serving_runtime.valkey import ValkeyL2
+    from services import READER_PASSWORD, CallCounter
+
+    put_items(ddb, table, [_catalog_item(case["tableCatalog"]), *case["tableItems"]])
+    admin = redis_secure.admin()
+    if case["epoch"] is not None:
+        admin.set(l2s.l2_epoch_key(table), case["epoch"])
+    delta = re.fullmatch(r"NOW([+-]\d+)?", case["fill"]["fetchedAt"])
+    assert delta is not None
+    fetched_at = round(_time.time() * 1000) + int(delta.group(1) or 0)
+    fill = l2s.encode_fill_value(case["fill"]["inc"], fetched_at, to_json_item(_catalog_item(case["fill"]["ids"])))
+    admin.set(l2s.l2_fill_key(table, "#catalog", "CURRENT"), fill)
+    counter = CallCounter(ddb)
+    reader = ValkeyL2("127.0.0.1", redis_secure.port, auth="none", user="reader", password=READER_PASSWORD,
+                      ssl_ca_certs=redis_secure.ca, timeout_ms=2000)
+    client = PromptClient(table_name=table, dynamodb_client=ddb, l2=reader, max_age_seconds=60)
+    for read in case["reads"]:
+        try:
+            prompt = client.get_prompt(read["id"])
+            answer: Any = {"version": prompt.version, "inputVariables": list(prompt.input_variables)}
+        except PromptNotFoundError:
+            answer = "notFound"
+        assert answer == read["expect"]
+    assert counter.keys.count("#catalog/CURRENT") == case["catalogTableReads"]

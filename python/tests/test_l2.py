@@ -9,7 +9,8 @@ import pytest
 
 from cdk_prompt_serving_runtime import PromptClient, PromptNotFoundError
 from cdk_prompt_serving_runtime.ddb_codec import to_json_item
-from cdk_prompt_serving_runtime.schema.l2 import l2_epoch_key, l2_fill_key, l2_item_key
+from cdk_prompt_serving_runtime.schema.catalog import bloom_build, bloom_parameters
+from cdk_prompt_serving_runtime.schema.l2 import encode_fill_value, l2_epoch_key, l2_fill_key, l2_item_key
 from cdk_prompt_serving_runtime.valkey import ValkeyL2
 from services import ADMIN_PASSWORD, READER_PASSWORD, CallCounter, RedisServer, create_serving_table, put_items, run_node_l2, wait_for
 
@@ -217,8 +218,9 @@ def test_a_fleet_cold_start_reads_each_key_from_the_table_once_and_a_pushed_chan
         assert client.get_prompt("alpha").render({"x": "1"}) == "Alpha 1."
         with pytest.raises(Exception, match="not in the catalog"):
             client.get_prompt("beta")
-    # THEN none of it read the table
-    assert [counter.keys for _, counter in fleet] == [[]] * 5
+    # THEN none of it read a prompt from the table; each read the catalog once, as a catalog from a fill (which may
+    # predate the table's) never rules an id out alone
+    assert [counter.keys for _, counter in fleet] == [["#catalog/CURRENT"]] * 5
     # WHEN a prompt is created and the invalidation function (played by Node) writes the stream's new images
     # through and bumps the epoch
     watcher, wc = fleet[0]
@@ -478,3 +480,30 @@ def test_close_stops_the_epoch_watch_and_closes_only_the_l2_the_client_opened(dd
     theirs.get_prompt("shared")
     theirs.close()
     assert passed._clients
+
+
+def _catalog_item(ids: List[str]) -> Dict[str, Any]:
+    bits, hashes = bloom_parameters(len(ids))
+    return {"prompt_id": {"S": "#catalog"}, "version": {"S": "CURRENT"}, "bloom": {"B": bloom_build(ids, bits, hashes)},
+            "bloom_bits": {"N": str(bits)}, "bloom_hashes": {"N": str(hashes)}, "count": {"N": str(len(ids))},
+            "revision": {"N": "1"}}
+
+
+def test_a_catalog_fill_never_rules_out_a_prompt_the_table_catalog_holds(ddb_local: Any, ddb: Any, shared_table: str,
+                                                                        redis_secure: RedisServer) -> None:
+    # GIVEN the table's catalog naming "shared", and a fresh fill of an older catalog without it, of no lineage (a
+    # reader filled it while the epoch was garbage; the epoch is now absent, as after a write-through that could not land)
+    put_items(ddb, shared_table, [_catalog_item(["shared", "other"])])
+    fill = encode_fill_value(None, time.time() * 1000 - 1000, to_json_item(_catalog_item(["other"])))
+    l2 = reader_l2(redis_secure)
+    l2.set(l2_fill_key(shared_table, "#catalog", "CURRENT"), fill, 60)
+    # WHEN a fresh reader asks for "shared"
+    client, counter = client_for(ddb_local, shared_table, l2)
+    prompt = client.get_prompt("shared")
+    # THEN the fill's verdict was checked against the table's catalog, and the prompt served
+    assert prompt.version == 1
+    assert counter.keys.count("#catalog/CURRENT") == 1
+    # AND an id neither catalog holds is still ruled out, with no further table read of the catalog
+    with pytest.raises(PromptNotFoundError, match="not in the catalog"):
+        client.get_prompt("never-synced")
+    assert counter.keys.count("#catalog/CURRENT") == 1

@@ -5,6 +5,7 @@
  */
 import type { Counters } from './stats';
 import type { TableReader } from './store';
+import { SharedReader } from './tiers';
 import { bloomMightContain, catalogProblem } from '../schema/catalog';
 import { Attr, CATALOG_ID, CURRENT } from '../schema/keys';
 
@@ -22,6 +23,13 @@ export class Catalog {
   private reading: Promise<void> | undefined;
   /** A caller asked for a read after the one under way. */
   private readAgain = false;
+  /**
+   * The filter came from a reader's fill in the L2: a table read up to `maxAgeSeconds` old, of whatever lineage
+   * the epoch had then (none, when it was absent or garbage), so it may predate a prompt now in the table. It
+   * never rules an id out alone: the table is read first ({@link confirm}).
+   */
+  private fromFill = false;
+  private confirming: Promise<boolean> | undefined;
 
   constructor(
     private readonly reader: TableReader,
@@ -32,9 +40,15 @@ export class Catalog {
   /**
    * `false` only if the catalog proves `id` absent. Waits for the first read. Past `maxAgeMs`, an id the old
    * filter admits is answered at once while the catalog is re-read in the background; an id the old filter
-   * rules out waits for the re-read, so a prompt created since is served within `maxAgeMs`, never later.
+   * rules out waits for the re-read, so a prompt created since is served within `maxAgeMs`, never later. A filter
+   * from a reader's fill in the L2 rules nothing out alone: the table's catalog is read first.
    */
   async mightContain(id: string, signal: AbortSignal): Promise<boolean> {
+    if (await this.verdict(id, signal) || !this.fromFill) return this.admits(id);
+    return !await this.confirm(signal) || this.admits(id);
+  }
+
+  private async verdict(id: string, signal: AbortSignal): Promise<boolean> {
     if (this.readAt === undefined) {
       await this.refresh(signal);
       return this.admits(id);
@@ -64,7 +78,7 @@ export class Catalog {
       this.readAgain = true;
       return this.reading.then(() => this.reading ?? undefined);
     }
-    this.reading = this.read(signal).finally(() => {
+    this.reading = this.read(signal).then(() => undefined).finally(() => {
       this.reading = undefined;
       if (this.readAgain) {
         this.readAgain = false;
@@ -74,14 +88,34 @@ export class Catalog {
     return this.reading;
   }
 
-  private async read(signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * A fill ruled an id out: reads the catalog from the table, past the L2 (concurrent callers share the read).
+   * `false` when the table could not be read: then nothing is ruled out.
+   */
+  private confirm(signal: AbortSignal): Promise<boolean> {
+    this.confirming ??= this.read(signal, true).finally(() => { this.confirming = undefined; });
+    return this.confirming;
+  }
+
+  /** `true` when the catalog was read (an absent one included). `fromTable`: past the L2. */
+  private async read(signal: AbortSignal | undefined, fromTable = false): Promise<boolean> {
+    let ok = false;
     try {
-      this.filter = parseCatalog(await this.reader.getItem(CATALOG_ID, CURRENT, signal));
+      const reader = this.reader;
+      if (reader instanceof SharedReader && reader.hasL2) {
+        const loaded = await reader.read(CATALOG_ID, CURRENT, signal ?? reader.deadline(), fromTable);
+        this.filter = parseCatalog(loaded?.item);
+        this.fromFill = loaded?.source === 'fill';
+      } else {
+        this.filter = parseCatalog(await reader.getItem(CATALOG_ID, CURRENT, signal));
+      }
       this.counters.catalogLoads++;
+      ok = true;
     } catch {
       // Keep the filter we have (or none): an unreadable catalog must never reject an id. Counted as a store error.
     }
     this.readAt = Date.now();
+    return ok;
   }
 }
 

@@ -195,11 +195,16 @@ export function decodeFillValue(raw: unknown, promptId: string, sortKey: string,
   return parsed === undefined ? undefined : { inc, fetchedAt: Math.min(fetchedAt, now), item: parsed };
 }
 
-/** The epoch's incarnation (`<counter> <incarnation>`), `undefined` when the text is not an epoch. */
-export function epochIncarnation(raw: unknown): string | undefined {
+/** An epoch (`<counter> <incarnation>`): its counter and incarnation, `undefined` when the text is not an epoch. */
+export function parseEpoch(raw: unknown): { readonly counter: number; readonly incarnation: string } | undefined {
   if (typeof raw !== 'string') return undefined;
   const match = /^(\d{1,15}) (\S+)$/.exec(raw);
-  return match !== null && isIncarnation(match[2]) ? match[2] : undefined;
+  return match !== null && isIncarnation(match[2]) ? { counter: Number(match[1]), incarnation: match[2] } : undefined;
+}
+
+/** The epoch's incarnation (`<counter> <incarnation>`), `undefined` when the text is not an epoch. */
+export function epochIncarnation(raw: unknown): string | undefined {
+  return parseEpoch(raw)?.incarnation;
 }
 
 /**

@@ -13,13 +13,13 @@ import { resolveOptions } from '../../src/runtime/options';
 import { promptFromItem } from '../../src/runtime/prompt';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 import {
-  bloomBuild, bloomIndexes, bloomMightContain, bloomParameters, canonicalJson, checksum, contentOf, isValidPromptId,
+  bloomBuild, bloomIndexes, bloomMightContain, bloomParameters, CATALOG_ID, canonicalJson, checksum, contentOf, CURRENT, isValidPromptId,
 } from '../../src/schema';
 import { catalogProblem } from '../../src/schema/catalog';
 import {
   compareTokens, decodeFillValue, decodeStreamValue, encodeFillValue, encodeStreamValue, epochIncarnation, l2CatalogKey, l2EpochKey,
   l2FillKey, l2FillPattern, l2FillTtlSeconds, l2ItemKey, l2KeyPattern, L2_EPOCH_BUMP_SCRIPT, L2_MAX_CLOCK_SKEW_MS, L2_VALUE_TTL_SECONDS,
-  L2_WRITE_THROUGH_SCRIPT,
+  L2_WRITE_THROUGH_SCRIPT, toDynamoJson,
 } from '../../src/schema/l2';
 import { logGetItemKeys } from '../runtime/fixtures';
 import { CallCounter } from '../support/call-counter';
@@ -296,6 +296,70 @@ describe('hostile L2 values: both clients serve, read the table, or say not foun
       expect(answer).toEqual(c.expect);
       expect(keys.includes(`${c.id}/CURRENT`)).toBe(c.tableRead);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    } finally {
+      await prompts.close();
+      await reader.close();
+      client.destroy();
+    }
+  });
+});
+
+describe('a catalog read from a reader\'s fill never rules an id out alone: both clients read the table\'s catalog first', () => {
+  const f = load('l2-hostile.json');
+  let ddb: DynamoDBClient;
+  let server: RedisServer;
+  let redis: ReturnType<typeof createClient>;
+  const tables: string[] = [];
+
+  /** The catalog item of `ids`, sized and built as the sync builds it. */
+  function catalogItem(ids: string[]) {
+    const { bits, hashes } = bloomParameters(ids.length);
+    return {
+      prompt_id: { S: CATALOG_ID },
+      version: { S: CURRENT },
+      bloom: { B: bloomBuild(ids, bits, hashes) },
+      bloom_bits: { N: String(bits) },
+      bloom_hashes: { N: String(hashes) },
+      count: { N: String(ids.length) },
+      revision: { N: '1' },
+    };
+  }
+
+  beforeAll(async () => {
+    ddb = localDynamoDBClient();
+    server = await startRedisServer();
+    redis = createClient({ url: server.url, socket: { reconnectStrategy: false } });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await server.stop();
+    for (const t of tables) await deleteTable(ddb, t);
+    ddb.destroy();
+  });
+
+  test.each(f.catalogCases.map((c: { name: string }) => [c.name, c]))('%s', async (...[, c]: any[]) => {
+    const tableName = await createServingTable(ddb, 'catfill');
+    tables.push(tableName);
+    await ddb.send(new PutItemCommand({ TableName: tableName, Item: catalogItem(c.tableCatalog) }));
+    for (const item of c.tableItems) await ddb.send(new PutItemCommand({ TableName: tableName, Item: item }));
+    if (c.epoch !== null) await redis.set(l2EpochKey(tableName), c.epoch);
+    const fetchedAt = Date.now() + Number(/^NOW([+-]\d+)?$/.exec(c.fill.fetchedAt)![1] ?? 0);
+    const fill = encodeFillValue({ inc: c.fill.inc, fetchedAt, item: toDynamoJson(catalogItem(c.fill.ids)) });
+    await redis.set(l2FillKey(tableName, CATALOG_ID, CURRENT), fill);
+    const reader = new ValkeyL2({ host: '127.0.0.1', port: server.port, tls: false, cluster: false, connectTimeoutMs: 2000 });
+    const client = localDynamoDBClient({ maxAttempts: 1 });
+    const keys = logGetItemKeys(client);
+    const prompts = new PromptClient({ tableName, dynamoDBClient: client, l2: reader, maxAgeSeconds: 60, l2TimeoutMs: 1000 });
+    try {
+      for (const read of c.reads) {
+        const answer = await prompts.getPrompt(read.id).then(
+          (p) => ({ version: p.version, inputVariables: [...p.inputVariables] }),
+          (err: unknown) => (err instanceof PromptNotFoundError ? 'notFound' : `error: ${String(err)}`),
+        );
+        expect(answer).toEqual(read.expect);
+      }
+      expect(keys.filter((k) => k === `${CATALOG_ID}/${CURRENT}`)).toHaveLength(c.catalogTableReads);
     } finally {
       await prompts.close();
       await reader.close();

@@ -13,7 +13,7 @@ import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { buildSync } from 'esbuild';
 import { createClient } from 'redis';
 import { buildReadmeApp, prepareReaderApp } from './readme-app';
-import { CURRENT, Env, l2AccessRules, l2EpochKey, l2ItemKey, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../../src/schema';
+import { CURRENT, decodeStreamValue, Env, incarnationOf, l2AccessRules, l2EpochKey, l2ItemKey, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS, parseEpoch } from '../../src/schema';
 import { createStreamTable } from '../invalidation/cache-fixture';
 import { DeployedProcess, resourceId, startFunction, SynthesizedApp, SynthesizedFunction, synthesize } from '../support/as-deployed';
 import { driveMapping } from '../support/as-deployed-stream';
@@ -240,7 +240,7 @@ describe('the cache tier as deployed', () => {
     const report = await sync.call<any>(scheduled);
     expect(report).toMatchObject({ mode: 'full', failed: 0 });
     expect(report.written).toBeGreaterThan(0);
-    const epochBefore = Number(await inspect.get(l2EpochKey(cached)) ?? 0);
+    const epochBefore = parseEpoch(await inspect.get(l2EpochKey(cached)))?.counter ?? 0;
 
     // WHEN the stream is read as the template's event source mapping reads it
     const delivered = await stream.poller.drain();
@@ -249,8 +249,14 @@ describe('the cache tier as deployed', () => {
     expect(delivered).toBeGreaterThanOrEqual(report.written);
     expect(stream.onFailure()).toEqual([]);
     expect(stream.poller.invocations.every((i) => !i.threw && i.failures === 0)).toBe(true);
-    expect(await inspect.exists(l2ItemKey(cached, 'summarize', CURRENT))).toBe(1);
-    expect(Number(await inspect.get(l2EpochKey(cached)))).toBeGreaterThan(epochBefore);
+    // (a stream value of this table's incarnation, and the epoch moved on under that incarnation)
+    const incarnation = incarnationOf(streamArn);
+    expect(incarnation).toBeDefined();
+    const value = decodeStreamValue(await inspect.get(l2ItemKey(cached, 'summarize', CURRENT)), 'summarize', CURRENT);
+    expect(value).toMatchObject({ inc: incarnation, seq: expect.stringMatching(/^\d+$/), item: expect.objectContaining({ version_number: { N: '1' } }) });
+    const epochAfter = parseEpoch(await inspect.get(l2EpochKey(cached)));
+    expect(epochAfter).toEqual({ counter: expect.any(Number), incarnation });
+    expect(epochAfter!.counter).toBeGreaterThan(epochBefore);
     // AND the function asked for nothing its asset does not carry
     expect(await invalidation.invoke({ Records: [] })).toMatchObject({ missing: [], violations: [] });
   });

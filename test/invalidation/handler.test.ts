@@ -250,6 +250,43 @@ test('the cache full (maxmemory, noeviction): the value that cannot land is dele
   expect(epochIncarnation(await inspect.get(l2EpochKey(table)))).toBe(incarnation());
 });
 
+test('a catalog fill of no lineage (filled while the epoch was garbage) never rules out a prompt the table\'s catalog holds once the epoch is gone', async () => {
+  // GIVEN the epoch garbage while a reader reads the catalog from the table: it knows no lineage, so it fills with none
+  await writeCatalog(admin, table, ['greeting', 'faq', 'gone', 'full']);
+  await stream.drain();
+  await inspect.set(l2EpochKey(table), 'banana');
+  const earlyL2 = cacheClient(cache);
+  const early = new PromptClient({ tableName: table, dynamoDBClient: localDynamoDBClient(), l2: earlyL2 });
+  await expect(early.getPrompt('late')).rejects.toThrow("prompt 'late' not found: not in the catalog");
+  const fillKey = l2FillKey(table, CATALOG_ID, CURRENT);
+  for (let i = 0; i < 200 && await inspect.exists(fillKey) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(JSON.parse((await inspect.get(fillKey))!)).toMatchObject({ inc: null });
+  await early.close();
+  await earlyL2.close();
+  // WHEN the prompt is published into the catalog and written through (the epoch heals), then the epoch is lost
+  // again (as when the cache is full and the write-through deletes it), the fill still within maxAgeSeconds
+  await publish(admin, table, 'late', 1, textContent('late'));
+  await writeCatalog(admin, table, ['greeting', 'faq', 'gone', 'full', 'late']);
+  await stream.drain();
+  expect(epochIncarnation(await inspect.get(l2EpochKey(table)))).toBe(incarnation());
+  await inspect.del(l2EpochKey(table));
+  // THEN a fresh reader serves it: the fill's verdict was checked against the table's catalog first
+  const counter = new CallCounter();
+  const reader = cacheClient(cache);
+  closers.push(() => reader.close());
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient: counter.attach(localDynamoDBClient()), l2: reader });
+  closers.push(() => prompts.close());
+  expect((await prompts.getPrompt('late')).version).toBe(1);
+  expect(counter.count('GetItem')).toBe(2); // the prompt, beside the catalog (cold); the catalog, past the fill
+  // AND an id neither catalog holds is still ruled out, by the table's catalog now held, without another read
+  await expect(prompts.getPrompt('never-synced')).rejects.toThrow('not in the catalog');
+  expect(counter.count('GetItem')).toBe(2);
+  // AND the next batch restores the epoch
+  await publish(admin, table, 'late', 2, textContent('late'));
+  await stream.drain();
+  expect(epochIncarnation(await inspect.get(l2EpochKey(table)))).toBe(incarnation());
+});
+
 test('a key of the wrong type is replaced by the write-through', async () => {
   await inspect.hSet(l2ItemKey(table, 'wrongtype', CURRENT), 'x', '1');
   await publish(admin, table, 'wrongtype', 1, textContent('v1'));
