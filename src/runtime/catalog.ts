@@ -4,7 +4,7 @@
  * it rules out is certainly absent; a false positive (about 1 %) falls through to the table.
  */
 import type { Counters } from './stats';
-import type { TableReader } from './store';
+import type { TableItemReader } from './store';
 import { bloomMightContain, catalogProblem } from '../schema/catalog';
 import { Attr, CATALOG_ID, CURRENT } from '../schema/keys';
 
@@ -24,7 +24,7 @@ export class Catalog {
   private readAgain = false;
 
   constructor(
-    private readonly reader: TableReader,
+    private readonly reader: TableItemReader,
     private readonly maxAgeMs: number,
     private readonly counters: Counters,
   ) {}

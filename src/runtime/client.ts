@@ -14,8 +14,8 @@ import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
 import { Counters, newCounters, PromptClientStats } from './stats';
-import { Loaded, SharedReader, Token } from './tiers';
-import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, versionKey } from '../schema/keys';
+import { Loaded, CacheFirstReader, Token } from './tiers';
+import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionKey } from '../schema/keys';
 import { compareTokens, l2EpochKey } from '../schema/l2';
 
 /** Options of one `getPrompt` call. */
@@ -82,7 +82,7 @@ export class PromptClient {
   private readonly notFound: Lru<number>;
   /** Loads under way, by cache key (single-flight). */
   private readonly flights = new Map<string, Promise<Prompt>>();
-  private readonly reader: SharedReader;
+  private readonly reader: CacheFirstReader;
   private readonly catalog: Catalog;
   private readonly l2: PromptCacheL2 | undefined;
   private readonly epoch: EpochWatcher | undefined;
@@ -105,7 +105,7 @@ export class PromptClient {
     this.notFound = new Lru(this.options.maxEntries);
     const dynamoDB = options.dynamoDBClient ?? new DynamoDBClient({ maxAttempts: 1 });
     this.l2 = options.l2 ?? this.l2FromEnvironment(dynamoDB);
-    this.reader = new SharedReader(
+    this.reader = new CacheFirstReader(
       dynamoDB,
       this.options.tableName,
       this.options.requestTimeoutMs,
@@ -451,7 +451,7 @@ export class PromptClient {
   private assertValid(promptId: string, version: number | undefined): void {
     if (!isValidPromptId(promptId)) {
       throw new PromptNotFoundError(String(promptId), version,
-        "not a valid prompt id (1 to 1024 bytes of UTF-8, not starting with '#', which is reserved)");
+        `not a valid prompt id (${PROMPT_ID_RULE}, which is reserved)`);
     }
     if (version !== undefined && !(Number.isInteger(version) && version >= 1 && version <= MAX_VERSION_NUMBER)) {
       throw new PromptNotFoundError(promptId, version, `a version is an integer from 1 to ${MAX_VERSION_NUMBER}`);

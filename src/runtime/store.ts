@@ -8,25 +8,14 @@ import { PromptStoreError } from './errors';
 import type { Counters } from './stats';
 import { fromItem, Item } from '../schema/ddb-codec';
 import { PARTITION_KEY, SORT_KEY } from '../schema/keys';
+import { isTransient } from '../schema/retryable';
 
 /** First retry waits up to this long (full jitter: a uniform draw from 0 to the cap of the attempt). */
 export const BACKOFF_BASE_MS = 50;
 /** No retry waits longer than this. */
 export const BACKOFF_MAX_MS = 1000;
 
-/** DynamoDB's throttling errors. */
-const THROTTLING_ERRORS: ReadonlySet<string> = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-]);
-
-/** Node.js socket errors worth one more try (a reused keep-alive socket closed by the peer, …). */
-const TRANSIENT_NETWORK_ERRORS: ReadonlySet<string> = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN',
-]);
-
-export class TableReader {
+export class TableItemReader {
   /** Reads asked for in this tick, by deadline: flushed together. */
   private readonly pending = new Map<AbortSignal, Pending[]>();
 
@@ -153,11 +142,7 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-/** Throttling, a 5xx, an error the SDK marks retryable, or a transient socket error. */
+/** What the house retries (src/schema/retryable.ts: throttling, a 5xx, no answer), or an error the SDK marks retryable. */
 function isRetryable(err: unknown): boolean {
-  const e = err as { name?: string; code?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } };
-  return THROTTLING_ERRORS.has(e?.name ?? '')
-    || e?.$retryable !== undefined
-    || (e?.$metadata?.httpStatusCode ?? 0) >= 500
-    || TRANSIENT_NETWORK_ERRORS.has(e?.code ?? '');
+  return isTransient(err) || (err as { $retryable?: unknown } | undefined)?.$retryable !== undefined;
 }
