@@ -92,6 +92,11 @@ export class PromptClient {
   private catalogWarm = false;
   /** Epoch moves seen: a load that started before the latest one may carry what it replaced. */
   private generation = 0;
+  /**
+   * Until when a CURRENT copy may be served without reading the epoch first (set by the epoch watch after each
+   * check: two poll intervals on); infinite without the watch. One number compare on the hot path.
+   */
+  private epochTrustedUntil = Number.POSITIVE_INFINITY;
 
   /**
    * @throws PromptServingError if no table name is given or set in the environment, or an option is out of range
@@ -130,6 +135,7 @@ export class PromptClient {
         },
         this.options.epochPollIntervalMs,
         () => this.revalidate(),
+        (trustedUntil) => { this.epochTrustedUntil = trustedUntil; },
       );
       this.epoch.start();
     }
@@ -152,8 +158,9 @@ export class PromptClient {
     const version = options?.version;
     // Ids are validated on the miss path only; the version check keeps an id like '#3#x' off a pinned entry.
     const entry = version === undefined ? this.prompts.get(promptId) : this.pinnedEntry(promptId, version);
-    if (entry !== undefined && entry.expiresAt > Date.now() && entry.version === version && !entry.invalidated) {
-      if (this.epoch === undefined || version !== undefined || !this.epoch.overdue(Date.now())) {
+    const now = Date.now();
+    if (entry !== undefined && entry.expiresAt > now && entry.version === version && !entry.invalidated) {
+      if (now <= this.epochTrustedUntil || version !== undefined) {
         this.counters.hits++;
         return entry.resolved;
       }

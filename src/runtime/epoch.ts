@@ -20,11 +20,18 @@ export class EpochWatcher {
   /** When the last check finished (epoch ms). */
   private checkedAt = Date.now();
 
+  /**
+   * @param onChecked told, after every check, until when copies may be served without one more (two intervals
+   *   later): the client keeps that timestamp, so its hot path compares one number instead of calling in here.
+   */
   constructor(
     private readonly read: () => Promise<string | null | undefined>,
     private readonly intervalMs: number,
     private readonly onMove: () => Promise<void>,
-  ) {}
+    private readonly onChecked: (trustedUntil: number) => void = () => undefined,
+  ) {
+    this.onChecked(this.checkedAt + 2 * intervalMs);
+  }
 
   start(): void {
     this.first = this.check();
@@ -54,6 +61,7 @@ export class EpochWatcher {
     this.checking ??= this.run().finally(() => {
       this.checking = undefined;
       this.checkedAt = Date.now();
+      this.onChecked(this.checkedAt + 2 * this.intervalMs);
     });
     return this.checking;
   }
