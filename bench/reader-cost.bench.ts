@@ -202,7 +202,14 @@ async function bundle(dir: string, name: string, contents: string): Promise<{ fi
   const file = path.join(dir, `${name}.js`);
   await build({
     stdin: { contents, resolveDir: __dirname, sourcefile: `${name}.ts`, loader: 'ts' },
-    bundle: true, minify: true, platform: 'node', target: 'node20', format: 'cjs', external: ['@aws-sdk/*'], outfile: file, logLevel: 'silent',
+    bundle: true,
+    minify: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    external: ['@aws-sdk/*'],
+    outfile: file,
+    logLevel: 'silent',
   });
   return { file, bytes: fs.statSync(file).size };
 }
@@ -220,12 +227,21 @@ async function freshProcesses(rows: string[], endpoint: string, redisPort: numbe
   const reader = await bundle(dir, 'reader', READER);
   const bare = await bundle(dir, 'bare', BARE);
   const base = {
-    PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x',
-    AWS_ENDPOINT_URL_DYNAMODB: endpoint, [Env.tableName]: TABLE, NODE_PATH: sdk,
+    PATH: process.env.PATH,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'x',
+    AWS_SECRET_ACCESS_KEY: 'x',
+    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    [Env.tableName]: TABLE,
+    NODE_PATH: sdk,
   };
   const cacheEnv = {
-    ...base, NODE_PATH: `${LAYER}${path.delimiter}${sdk}`,
-    [Env.cacheEndpoint]: `127.0.0.1:${redisPort}`, [Env.cacheTls]: 'false', [Env.cacheAuth]: 'none', [Env.cacheCluster]: 'false',
+    ...base,
+    NODE_PATH: `${LAYER}${path.delimiter}${sdk}`,
+    [Env.cacheEndpoint]: `127.0.0.1:${redisPort}`,
+    [Env.cacheTls]: 'false',
+    [Env.cacheAuth]: 'none',
+    [Env.cacheCluster]: 'false',
   };
   if (!fs.existsSync(path.join(LAYER, 'redis'))) throw new Error(`${LAYER}/redis is missing: run npx projen bundle first`);
   const cold = { bare: [] as number[], reader: [] as number[], cache: [] as number[] };
