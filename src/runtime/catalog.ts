@@ -48,6 +48,19 @@ export class Catalog {
     return this.admits(id);
   }
 
+  /**
+   * The answer of {@link mightContain} when it needs no wait (a catalog read within `maxAgeMs`, or an older one
+   * that admits `id`, re-read in the background); `undefined` when the caller must await `mightContain`. Spares a
+   * warm miss two promises.
+   */
+  verdictNow(id: string): boolean | undefined {
+    if (this.readAt === undefined) return undefined;
+    if (Date.now() - this.readAt < this.maxAgeMs) return this.admits(id);
+    if (!this.admits(id)) return undefined;
+    void this.refresh();
+    return true;
+  }
+
   private admits(id: string): boolean {
     const filter = this.filter;
     return filter === undefined || bloomMightContain(filter.bytes, filter.bits, filter.hashes, id);

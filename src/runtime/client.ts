@@ -9,7 +9,7 @@ import { EpochWatcher } from './epoch';
 import { PromptNotFoundError, PromptStoreError } from './errors';
 import { fallbackPrompt, PromptFallback } from './fallback';
 import { PromptCacheL2, withTimeout } from './l2';
-import { cacheConfigFromEnv, createValkeyL2 } from './l2-env';
+import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter, logUnavailable } from './l2-env';
 import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
@@ -138,6 +138,12 @@ export class PromptClient {
         (trustedUntil) => { this.epochTrustedUntil = trustedUntil; },
       );
       this.epoch.start();
+    }
+    // A reader the L2 serves makes its first table read when the cache fails: warm the SDK before that, once the
+    // L2's first connection is settled (not during it, which would slow this reader's start).
+    const ready = this.l2?.ready;
+    if (ready !== undefined) {
+      void withTimeout(() => ready.call(this.l2), this.options.l2ConnectTimeoutMs).catch(() => undefined).then(() => this.reader.warmUp());
     }
   }
 
@@ -268,21 +274,22 @@ export class PromptClient {
       region: () => dynamoDB.config.region(),
     });
     if (config === undefined) return undefined;
+    let adapter: ReturnType<typeof loadAdapter>;
     try {
-      const l2 = createValkeyL2({ ...config, connectTimeoutMs: this.options.l2ConnectTimeoutMs, onError: () => { this.counters.l2Errors++; } },
-        this.options.tableName,
-        () => { this.counters.l2Unavailable++; });
-      this.ownsL2 = true;
-      return l2;
+      adapter = loadAdapter();
     } catch (err) {
-      // node-redis not installed (an optional dependency): the L2 stays off, reads go to the table.
-      console.warn(JSON.stringify({
-        level: 'WARN',
-        message: 'cdk-prompt-serving: L2 cache configured but its client could not be loaded; reading the table',
-        error: String((err as Error)?.message ?? err),
-      }));
+      // A bundled reader without the reader layer: loudly, once; reads go to the table.
+      this.counters.l2Unavailable++;
+      logUnavailable('node-redis (redis) cannot be loaded: attach the reader layer (addReader does, unless the function\'s own `layers` '
+        + `replace it), which carries it with the client's cache adapter (${ADAPTER_MODULE}); reads go to the table `
+        + `(${String((err as Error)?.message ?? err).split('\n')[0]})`, this.options.tableName);
       return undefined;
     }
+    const l2 = adapter.createValkeyL2({ ...config, connectTimeoutMs: this.options.l2ConnectTimeoutMs, onError: () => { this.counters.l2Errors++; } },
+      this.options.tableName,
+      () => { this.counters.l2Unavailable++; });
+    this.ownsL2 = true;
+    return l2;
   }
 
   /**
@@ -380,6 +387,14 @@ export class PromptClient {
    */
   private async fetch(promptId: string, version: number | undefined, key: string): Promise<Prompt> {
     const deadline = this.reader.deadline();
+    const known = this.catalog.verdictNow(promptId);
+    if (known !== undefined) {
+      this.catalogWarm = true;
+      if (known) return this.fetchRemote(promptId, version, key, deadline);
+      this.counters.catalogRejections++;
+      this.prompts.delete(key);
+      throw new PromptNotFoundError(promptId, version, 'not in the catalog');
+    }
     const verdict = this.catalog.mightContain(promptId, deadline).finally(() => { this.catalogWarm = true; });
     let remote: Promise<Prompt> | undefined;
     if (!this.catalogWarm) {
