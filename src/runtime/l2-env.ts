@@ -65,20 +65,19 @@ const ADAPTER_BESIDE = './valkey';
 
 /**
  * The built-in Valkey adapter (./valkey.ts), loaded only when the cache is configured, by module names bundlers do
- * not follow, so a reader bundle never carries it: from beside this file when the package is used as installed (and
- * in this project's tests), else from the reader layer. Throws when neither has it (a bundled reader without the
- * layer).
+ * not follow, so a reader bundle never carries it: from the reader layer, else from beside this file (the package used
+ * as installed, and this project's tests). Throws when neither has it (a bundled reader without the layer).
  */
 export function loadAdapter(): typeof Valkey {
+  const base = typeof __filename === 'string' && __filename ? __filename : `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`;
   try {
+    return createRequire(base)(ADAPTER_MODULE) as typeof Valkey;
+  } catch (err) {
     // `require` with a variable: CommonJS as installed (and jest) resolve it, bundlers leave it alone.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     if (typeof require === 'function') return require(ADAPTER_BESIDE) as typeof Valkey;
-  } catch {
-    // bundled: not beside this file; the layer's copy follows
+    throw err;
   }
-  const base = typeof __filename === 'string' && __filename ? __filename : `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`;
-  return createRequire(base)(ADAPTER_MODULE) as typeof Valkey;
 }
 
 /** One JSON line on stdout: level ERROR, the reason with its fix, and the EMF record of the metric. */
