@@ -23,6 +23,8 @@ export class EpochWatcher {
   /**
    * @param onChecked told, after every check, until when copies may be served without one more (two intervals
    *   later): the client keeps that timestamp, so its hot path compares one number instead of calling in here.
+   *   Past it, no check ran for two intervals: the process was frozen (a Lambda between invocations), so a change
+   *   may have been missed, and the next read waits for one check.
    */
   constructor(
     private readonly read: () => Promise<string | null | undefined>,
@@ -46,14 +48,6 @@ export class EpochWatcher {
 
   stop(): void {
     clearInterval(this.timer);
-  }
-
-  /**
-   * `true` when no check ran for two intervals: the process was frozen (a Lambda between invocations), so a
-   * change may have been missed; the next read waits for one check.
-   */
-  overdue(now: number): boolean {
-    return now - this.checkedAt > 2 * this.intervalMs;
   }
 
   /** Reads the epoch now (one check at a time); re-validates when it moved. Never rejects. */
