@@ -3,7 +3,8 @@
  * which `addReader` attaches to cache readers by runtime family (docs/adr/0003-reader-layer.md):
  *
  * - `assets/layer/nodejs/nodejs/node_modules/redis/`: node-redis bundled by esbuild into one minified CommonJS file
- *   (+ package.json). Lambda puts `/opt/nodejs/node_modules` on `NODE_PATH`; the runtime client loads `redis` with a
+ *   (+ package.json); beside it `cdk-prompt-serving-cache/`, the runtime client's cache adapter (src/runtime/valkey.ts),
+ *   which the client loads only when the cache is configured, so no reader bundle carries it. Lambda puts `/opt/nodejs/node_modules` on `NODE_PATH`; the runtime client loads `redis` with a
  *   `createRequire` require, which honours it in CommonJS and ES module bundles alike.
  * - `assets/layer/python/python/`: redis-py (pinned, from PyPI with pip) and the Python runtime client
  *   (`cdk_prompt_serving_runtime`, from python/). Lambda puts `/opt/python` on `sys.path`.
@@ -15,6 +16,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildSync } from 'esbuild';
+import { ADAPTER_MODULE } from '../src/runtime/l2-env';
 
 const root = path.resolve(__dirname, '..');
 /**
@@ -44,6 +46,27 @@ export function buildNodeLayer(outDir = path.join(root, 'assets/layer/nodejs')):
   });
   fs.writeFileSync(path.join(pkgDir, 'package.json'), JSON.stringify({
     name: 'redis', version, main: 'index.js', description: `node-redis ${version}, bundled by cdk-prompt-serving (one file)`, license: 'MIT',
+  }, undefined, 2) + '\n');
+  // The runtime client's cache adapter (src/runtime/valkey.ts), loaded by the client only when the cache is
+  // configured, so that no reader bundle carries it (the client finds it here by ADAPTER_MODULE, src/runtime/l2-env.ts).
+  const adapterDir = path.join(outDir, 'nodejs', 'node_modules', ADAPTER_MODULE);
+  fs.mkdirSync(adapterDir, { recursive: true });
+  buildSync({
+    absWorkingDir: root,
+    entryPoints: [path.join(root, 'src', 'runtime', 'valkey.ts')],
+    outfile: path.join(adapterDir, 'index.js'),
+    bundle: true,
+    minify: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    external: ['@aws-sdk/*', 'redis'],
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  const own = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string; license?: string };
+  fs.writeFileSync(path.join(adapterDir, 'package.json'), JSON.stringify({
+    name: ADAPTER_MODULE, version: own.version, main: 'index.js', description: 'The cdk-prompt-serving runtime client\'s cache adapter (one file)', license: own.license ?? 'Apache-2.0',
   }, undefined, 2) + '\n');
   return outDir;
 }

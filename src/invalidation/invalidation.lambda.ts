@@ -10,18 +10,13 @@ import { ValkeyWriter } from './valkey-writer';
 import { BatchResult, Log, StreamRecord, writeThrough } from './write-through';
 import { cacheConfigFromEnv } from '../runtime/l2-env';
 import { useRedisModule } from '../runtime/valkey';
-import { Env } from '../schema/env';
+import { Env, requireEnv } from '../schema/env';
 
 // Imported statically so that esbuild bundles node-redis into this function's asset: deployed, the function has
 // nothing beside its index.js but the AWS SDK the Node.js runtime provides.
 useRedisModule(redis);
 
-/** The value of a variable the construct sets, or an error naming it. */
-export function requireEnv(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`cdk-prompt-serving invalidation function: environment variable ${name} is not set (the construct sets it)`);
-  return value;
-}
+const HANDLER = 'invalidation function';
 
 const log: Log = (level, message, fields = {}) => {
   const line = JSON.stringify({ level, message, ...fields });
@@ -29,17 +24,17 @@ const log: Log = (level, message, fields = {}) => {
   else console.error(line);
 };
 
-const tableName = requireEnv(Env.tableName);
-requireEnv(Env.cacheEndpoint);
+const tableName = requireEnv(Env.tableName, HANDLER);
+requireEnv(Env.cacheEndpoint, HANDLER);
 const l2 = new ValkeyWriter({
   ...cacheConfigFromEnv(process.env, {
     // The execution role's credentials, as Lambda sets them; one token is signed per connection.
     credentials: async () => ({
-      accessKeyId: requireEnv('AWS_ACCESS_KEY_ID'),
-      secretAccessKey: requireEnv('AWS_SECRET_ACCESS_KEY'),
+      accessKeyId: requireEnv('AWS_ACCESS_KEY_ID', HANDLER),
+      secretAccessKey: requireEnv('AWS_SECRET_ACCESS_KEY', HANDLER),
       sessionToken: process.env.AWS_SESSION_TOKEN,
     }),
-    region: async () => requireEnv('AWS_REGION'),
+    region: async () => requireEnv('AWS_REGION', HANDLER),
   })!,
   // Every call well inside the function's timeout; a black-holed connection is replaced, not waited on.
   commandTimeoutMs: 2000,

@@ -4,8 +4,8 @@
  * it rules out is certainly absent; a false positive (about 1 %) falls through to the table.
  */
 import type { Counters } from './stats';
-import type { TableReader } from './store';
-import { SharedReader } from './tiers';
+import type { TableItemReader } from './store';
+import { CacheFirstReader } from './tiers';
 import { bloomMightContain, catalogProblem } from '../schema/catalog';
 import { Attr, CATALOG_ID, CURRENT } from '../schema/keys';
 
@@ -32,7 +32,7 @@ export class Catalog {
   private confirming: Promise<boolean> | undefined;
 
   constructor(
-    private readonly reader: TableReader,
+    private readonly reader: TableItemReader,
     private readonly maxAgeMs: number,
     private readonly counters: Counters,
   ) {}
@@ -60,6 +60,22 @@ export class Catalog {
     }
     await this.refresh(signal);
     return this.admits(id);
+  }
+
+  /**
+   * The answer of {@link mightContain} when it needs no wait (a catalog read within `maxAgeMs`, or an older one
+   * that admits `id`, re-read in the background); `undefined` when the caller must await `mightContain` (also
+   * whenever a filter from a fill rules `id` out). Spares a warm miss two promises.
+   */
+  verdictNow(id: string): boolean | undefined {
+    if (this.readAt === undefined) return undefined;
+    if (!this.admits(id)) {
+      // A fill never rules an id out alone, and an old filter is re-read first: both wait in mightContain.
+      return this.fromFill || Date.now() - this.readAt >= this.maxAgeMs ? undefined : false;
+    }
+    if (Date.now() - this.readAt < this.maxAgeMs) return true;
+    void this.refresh();
+    return true;
   }
 
   private admits(id: string): boolean {
@@ -102,7 +118,7 @@ export class Catalog {
     let ok = false;
     try {
       const reader = this.reader;
-      if (reader instanceof SharedReader && reader.hasL2) {
+      if (reader instanceof CacheFirstReader && reader.hasL2) {
         const loaded = await reader.read(CATALOG_ID, CURRENT, signal ?? reader.deadline(), fromTable);
         this.filter = parseCatalog(loaded?.item);
         this.fromFill = loaded?.source === 'fill';

@@ -9,12 +9,12 @@ import { EpochWatcher } from './epoch';
 import { PromptNotFoundError, PromptStoreError } from './errors';
 import { fallbackPrompt, PromptFallback } from './fallback';
 import { PromptCacheL2, withTimeout } from './l2';
-import { cacheConfigFromEnv, createValkeyL2 } from './l2-env';
+import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter, logUnavailable } from './l2-env';
 import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
 import { Counters, newCounters, PromptClientStats } from './stats';
-import { Loaded, SharedReader, Token } from './tiers';
+import { CacheFirstReader, Loaded, Token } from './tiers';
 import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionKey } from '../schema/keys';
 import { compareTokens, l2EpochKey } from '../schema/l2';
 
@@ -82,7 +82,7 @@ export class PromptClient {
   private readonly notFound: Lru<number>;
   /** Loads under way, by cache key (single-flight). */
   private readonly flights = new Map<string, Promise<Prompt>>();
-  private readonly reader: SharedReader;
+  private readonly reader: CacheFirstReader;
   private readonly catalog: Catalog;
   private readonly l2: PromptCacheL2 | undefined;
   private readonly epoch: EpochWatcher | undefined;
@@ -92,6 +92,11 @@ export class PromptClient {
   private catalogWarm = false;
   /** Epoch moves seen: a load that started before the latest one may carry what it replaced. */
   private generation = 0;
+  /**
+   * Until when a CURRENT copy may be served without reading the epoch first (set by the epoch watch after each
+   * check: two poll intervals on); infinite without the watch. One number compare on the hot path.
+   */
+  private epochTrustedUntil = Number.POSITIVE_INFINITY;
 
   /**
    * @throws PromptServingError if no table name is given or set in the environment, or an option is out of range
@@ -105,7 +110,7 @@ export class PromptClient {
     this.notFound = new Lru(this.options.maxEntries);
     const dynamoDB = options.dynamoDBClient ?? new DynamoDBClient({ maxAttempts: 1 });
     this.l2 = options.l2 ?? this.l2FromEnvironment(dynamoDB);
-    this.reader = new SharedReader(
+    this.reader = new CacheFirstReader(
       dynamoDB,
       this.options.tableName,
       this.options.requestTimeoutMs,
@@ -130,8 +135,15 @@ export class PromptClient {
         },
         this.options.epochPollIntervalMs,
         () => this.revalidate(),
+        (trustedUntil) => { this.epochTrustedUntil = trustedUntil; },
       );
       this.epoch.start();
+    }
+    // A reader the L2 serves makes its first table read when the cache fails: warm the SDK before that, once the
+    // L2's first connection is settled (not during it, which would slow this reader's start).
+    const ready = this.l2?.ready;
+    if (ready !== undefined) {
+      void withTimeout(() => ready.call(this.l2), this.options.l2ConnectTimeoutMs).catch(() => undefined).then(() => this.reader.warmUp());
     }
   }
 
@@ -152,8 +164,9 @@ export class PromptClient {
     const version = options?.version;
     // Ids are validated on the miss path only; the version check keeps an id like '#3#x' off a pinned entry.
     const entry = version === undefined ? this.prompts.get(promptId) : this.pinnedEntry(promptId, version);
-    if (entry !== undefined && entry.expiresAt > Date.now() && entry.version === version && !entry.invalidated) {
-      if (this.epoch === undefined || version !== undefined || !this.epoch.overdue(Date.now())) {
+    const now = Date.now();
+    if (entry !== undefined && entry.expiresAt > now && entry.version === version && !entry.invalidated) {
+      if (now <= this.epochTrustedUntil || version !== undefined) {
         this.counters.hits++;
         return entry.resolved;
       }
@@ -261,21 +274,22 @@ export class PromptClient {
       region: () => dynamoDB.config.region(),
     });
     if (config === undefined) return undefined;
+    let adapter: ReturnType<typeof loadAdapter>;
     try {
-      const l2 = createValkeyL2({ ...config, connectTimeoutMs: this.options.l2ConnectTimeoutMs, onError: () => { this.counters.l2Errors++; } },
-        this.options.tableName,
-        () => { this.counters.l2Unavailable++; });
-      this.ownsL2 = true;
-      return l2;
+      adapter = loadAdapter();
     } catch (err) {
-      // node-redis not installed (an optional dependency): the L2 stays off, reads go to the table.
-      console.warn(JSON.stringify({
-        level: 'WARN',
-        message: 'cdk-prompt-serving: L2 cache configured but its client could not be loaded; reading the table',
-        error: String((err as Error)?.message ?? err),
-      }));
+      // A bundled reader without the reader layer: loudly, once; reads go to the table.
+      this.counters.l2Unavailable++;
+      logUnavailable('node-redis (redis) cannot be loaded: attach the reader layer (addReader does, unless the function\'s own `layers` '
+        + `replace it), which carries it with the client's cache adapter (${ADAPTER_MODULE}); reads go to the table `
+        + `(${String((err as Error)?.message ?? err).split('\n')[0]})`, this.options.tableName);
       return undefined;
     }
+    const l2 = adapter.createValkeyL2({ ...config, connectTimeoutMs: this.options.l2ConnectTimeoutMs, onError: () => { this.counters.l2Errors++; } },
+      this.options.tableName,
+      () => { this.counters.l2Unavailable++; });
+    this.ownsL2 = true;
+    return l2;
   }
 
   /**
@@ -373,6 +387,14 @@ export class PromptClient {
    */
   private async fetch(promptId: string, version: number | undefined, key: string): Promise<Prompt> {
     const deadline = this.reader.deadline();
+    const known = this.catalog.verdictNow(promptId);
+    if (known !== undefined) {
+      this.catalogWarm = true;
+      if (known) return this.fetchRemote(promptId, version, key, deadline);
+      this.counters.catalogRejections++;
+      this.prompts.delete(key);
+      throw new PromptNotFoundError(promptId, version, 'not in the catalog');
+    }
     const verdict = this.catalog.mightContain(promptId, deadline).finally(() => { this.catalogWarm = true; });
     let remote: Promise<Prompt> | undefined;
     if (!this.catalogWarm) {

@@ -20,11 +20,20 @@ export class EpochWatcher {
   /** When the last check finished (epoch ms). */
   private checkedAt = Date.now();
 
+  /**
+   * @param onChecked told, after every check, until when copies may be served without one more (two intervals
+   *   later): the client keeps that timestamp, so its hot path compares one number instead of calling in here.
+   *   Past it, no check ran for two intervals: the process was frozen (a Lambda between invocations), so a change
+   *   may have been missed, and the next read waits for one check.
+   */
   constructor(
     private readonly read: () => Promise<string | null | undefined>,
     private readonly intervalMs: number,
     private readonly onMove: () => Promise<void>,
-  ) {}
+    private readonly onChecked: (trustedUntil: number) => void = () => undefined,
+  ) {
+    this.onChecked(this.checkedAt + 2 * intervalMs);
+  }
 
   start(): void {
     this.first = this.check();
@@ -41,19 +50,12 @@ export class EpochWatcher {
     clearInterval(this.timer);
   }
 
-  /**
-   * `true` when no check ran for two intervals: the process was frozen (a Lambda between invocations), so a
-   * change may have been missed; the next read waits for one check.
-   */
-  overdue(now: number): boolean {
-    return now - this.checkedAt > 2 * this.intervalMs;
-  }
-
   /** Reads the epoch now (one check at a time); re-validates when it moved. Never rejects. */
   check(): Promise<void> {
     this.checking ??= this.run().finally(() => {
       this.checking = undefined;
       this.checkedAt = Date.now();
+      this.onChecked(this.checkedAt + 2 * this.intervalMs);
     });
     return this.checking;
   }

@@ -1,11 +1,12 @@
 /**
  * Turns the L2 on from the environment contract (src/schema/env.ts), as the construct's `addReader` sets it:
- * `PROMPT_SERVING_CACHE_ENDPOINT` present → the built-in Valkey adapter, loaded only then (node-redis is an
- * optional dependency; a function without the cache never evaluates it).
+ * `PROMPT_SERVING_CACHE_ENDPOINT` present → the built-in Valkey adapter (./valkey.ts), loaded only then, at run
+ * time, from the reader layer (or beside this file when not bundled), and node-redis with it.
  */
+import { createRequire } from 'node:module';
 import { PromptServingError } from './errors';
 import type { AwsCredentials } from './iam-token';
-import { redisLoadError, ValkeyConfig, ValkeyL2 } from './valkey';
+import type * as Valkey from './valkey';
 import { CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env } from '../schema/env';
 import { READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderMetric } from '../schema/metrics';
 
@@ -16,7 +17,7 @@ export interface AwsIdentity {
 }
 
 /** The adapter's settings from the environment; `undefined` when the endpoint variable is not set. Throws naming the variable. */
-export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity): Omit<ValkeyConfig, 'onError'> | undefined {
+export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity): Omit<Valkey.ValkeyConfig, 'onError'> | undefined {
   const endpoint = env[Env.cacheEndpoint]?.trim();
   if (!endpoint) return undefined;
   const match = /^(.+):(\d{1,5})$/.exec(endpoint);
@@ -37,7 +38,7 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
     if (!value) throw new PromptServingError(`${name} must be set when ${Env.cacheAuth} is ${CACHE_AUTH_IAM} (the construct sets it)`);
     return value;
   };
-  let iam: ValkeyConfig['iam'];
+  let iam: Valkey.ValkeyConfig['iam'];
   if (auth === CACHE_AUTH_IAM) {
     const userId = required(Env.cacheUser);
     const cacheName = required(Env.cacheName);
@@ -54,26 +55,29 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
   };
 }
 
-/** What a reader does when it runs without the L2 it was configured for. */
+/**
+ * The module name of the built-in adapter (./valkey.ts) in the reader layer `addReader` attaches
+ * (`/opt/nodejs/node_modules/cdk-prompt-serving-cache`, on `NODE_PATH`; docs/adr/0003-reader-layer.md).
+ */
+export const ADAPTER_MODULE = 'cdk-prompt-serving-cache';
+/** Where the adapter sits beside this file in the package (lib/runtime/valkey.js): found when nothing bundled it away. */
+const ADAPTER_BESIDE = './valkey';
 
 /**
- * The built-in adapter for `config` (node-redis is loaded by its first connection, never before). If the first connection
- * cannot be made (node-redis missing, or the cache unreachable), the reader says so loudly, once: one ERROR log
- * line naming the fix that is also an Embedded Metric Format record of `ReaderCacheUnavailable` (the cache tier's
- * alarm watches it; dimension `tableName`), and `onUnavailable` (the client's `stats().l2Unavailable`). Reads go on to
- * the table.
+ * The built-in Valkey adapter (./valkey.ts), loaded only when the cache is configured, by module names bundlers do
+ * not follow, so a reader bundle never carries it: from the reader layer, else from beside this file (the package used
+ * as installed, and this project's tests). Throws when neither has it (a bundled reader without the layer).
  */
-export function createValkeyL2(config: ValkeyConfig, tableName?: string, onUnavailable?: () => void): ValkeyL2 {
-  const l2 = new ValkeyL2(config);
-  void l2.ready().then(() => {
-    if (l2.isConnected) return;
-    const loadError = redisLoadError();
-    const reason = loadError?.message ?? `the cache at ${config.host}:${config.port} cannot be reached (check the function's VPC, `
-      + 'security group and elasticache:Connect, which addReader sets); reads go to the table';
-    onUnavailable?.();
-    logUnavailable(reason, tableName ?? process.env[Env.tableName] ?? '');
-  });
-  return l2;
+export function loadAdapter(): typeof Valkey {
+  const base = typeof __filename === 'string' && __filename ? __filename : `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`;
+  try {
+    return createRequire(base)(ADAPTER_MODULE) as typeof Valkey;
+  } catch (err) {
+    // `require` with a variable: CommonJS as installed (and jest) resolve it, bundlers leave it alone.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    if (typeof require === 'function') return require(ADAPTER_BESIDE) as typeof Valkey;
+    throw err;
+  }
 }
 
 /** One JSON line on stdout: level ERROR, the reason with its fix, and the EMF record of the metric. */

@@ -8,7 +8,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptCacheL2, withTimeout } from './l2';
 import type { Counters } from './stats';
-import { TableReader } from './store';
+import { TableItemReader } from './store';
 import { fromItem, Item } from '../schema/ddb-codec';
 import { CATALOG_ID, CURRENT } from '../schema/keys';
 import {
@@ -50,7 +50,7 @@ export interface SharedOptions {
   readonly epochReady?: () => Promise<void>;
 }
 
-export class SharedReader extends TableReader {
+export class CacheFirstReader extends TableItemReader {
   private readonly l2: PromptCacheL2 | undefined;
 
   constructor(

@@ -8,7 +8,7 @@
  * (`/opt/nodejs/node_modules/redis`, on `NODE_PATH`), or from a `node_modules` beside its bundle. The invalidation
  * function imports it statically and hands it over ({@link useRedisModule}). Connection policy:
  * - connects when created (at client initialisation), not inside a read: reads wait for that first connection
- *   at most `connectTimeoutMs`, never longer, and never for a reconnection;
+ *   at most `connectTimeoutMs`, never longer, and never for a reconnection (which may take `reconnectTimeoutMs`);
  * - no call waits for a dead connection: every command has a deadline (`commandTimeoutMs`); a command that
  *   misses it, a closed socket, or a keep-alive `PING` (every `pingIntervalMs` while idle) that goes unanswered
  *   drops the connection, so a black-holed connection is replaced within seconds;
@@ -22,6 +22,8 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as Redis from 'redis';
 import { AwsCredentials, iamAuthToken } from './iam-token';
+import { logUnavailable } from './l2-env';
+import { Env } from '../schema/env';
 
 /** ElastiCache drops an IAM-authenticated connection after 12 h; replace it well before. */
 export const CONNECTION_REFRESH_MS = 11 * 60 * 60 * 1000;
@@ -48,8 +50,16 @@ export interface ValkeyConfig {
   /** Static ACL user (tests, self-managed Redis). */
   readonly username?: string;
   readonly password?: string;
-  /** @default 1000 */
+  /** Longest the first connection may take (reads wait for it, bounded). @default 1000 */
   readonly connectTimeoutMs?: number;
+  /**
+   * Longest a later connection (a reconnection or refresh) may take. Nothing waits for one (calls meanwhile fail
+   * at once and the reader goes to the table), so it may take longer than the first: under load a TLS handshake,
+   * an IAM token and cluster discovery can take more than a second, and a reconnection cut short at
+   * `connectTimeoutMs` only doubled the backoff, so a loaded fleet never got its cache back.
+   * @default 5000, or `connectTimeoutMs` if that is longer
+   */
+  readonly reconnectTimeoutMs?: number;
   /** @deprecated no longer used: every reconnection follows the backoff. */
   readonly maxReconnects?: number;
   /** @deprecated no longer used: see `maxBackoffMs`. */
@@ -303,9 +313,10 @@ export class ValkeyL2 {
   }
 
   private async connect(): Promise<Conn> {
-    this.connections++;
-    const conn = this.build(await loadRedis());
-    const timeoutMs = this.config.connectTimeoutMs ?? 1000;
+    const first = this.connections++ === 0;
+    const connectTimeoutMs = this.config.connectTimeoutMs ?? 1000;
+    const timeoutMs = first ? connectTimeoutMs : Math.max(connectTimeoutMs, this.config.reconnectTimeoutMs ?? 5000);
+    const conn = this.build(await loadRedis(), timeoutMs);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new L2UnavailableError(`L2 did not connect within ${timeoutMs} ms`)), timeoutMs);
@@ -321,7 +332,7 @@ export class ValkeyL2 {
     }
   }
 
-  private build({ createClient, createCluster }: typeof Redis): Conn {
+  private build({ createClient, createCluster }: typeof Redis, connectTimeoutMs: number): Conn {
     const config = this.config;
     const { host, port } = config;
     let conn: Conn;
@@ -335,7 +346,7 @@ export class ValkeyL2 {
     const socket = {
       host,
       port,
-      connectTimeout: config.connectTimeoutMs ?? 1000,
+      connectTimeout: connectTimeoutMs,
       keepAlive: true,
       reconnectStrategy,
       ...(tls ? { tls: true as const, servername: host, ...(config.ca ? { ca: config.ca } : {}) } : {}),
@@ -382,4 +393,23 @@ export class ValkeyL2 {
     }, this.config.refreshAfterMs ?? CONNECTION_REFRESH_MS);
     this.refreshTimer.unref();
   }
+}
+
+/**
+ * The built-in adapter for `config` (node-redis is loaded by its first connection, never before). If the first connection
+ * cannot be made (node-redis missing, or the cache unreachable), the reader says so loudly, once: one ERROR log
+ * line naming the fix that is also an Embedded Metric Format record of `ReaderCacheUnavailable` (the cache tier's
+ * alarm watches it; dimension `tableName`), and `onUnavailable` (the client's `stats().l2Unavailable`). Reads go on to
+ * the table.
+ */
+export function createValkeyL2(config: ValkeyConfig, tableName?: string, onUnavailable?: () => void): ValkeyL2 {
+  const l2 = new ValkeyL2(config);
+  void l2.ready().then(() => {
+    if (l2.isConnected) return;
+    const reason = redisLoadError()?.message ?? `the cache at ${config.host}:${config.port} cannot be reached (check the function's VPC, `
+      + 'security group and elasticache:Connect, which addReader sets); reads go to the table';
+    onUnavailable?.();
+    logUnavailable(reason, tableName ?? process.env[Env.tableName] ?? '');
+  });
+  return l2;
 }

@@ -401,7 +401,8 @@ describe('a cache reader without its layer fails loudly, never worse than no cac
     const first = await reader.invoke<any>(event);
     await reader.call(event);
     expect(first.result).toMatchObject({ prompt: 'summarize' });
-    expect(first.missing).toContain('redis');
+    // The cache adapter and node-redis both come from the layer (docs/adr/0003-reader-layer.md)
+    expect(first.missing).toContain('cdk-prompt-serving-cache');
     expect(first.violations).toEqual([]);
     expect(await reader.callExport<any>('stats')).toMatchObject({ l2Unavailable: 1, l2Hits: 0 });
     const errors = reader.logs.filter((l) => l.includes('"level":"ERROR"')).map((l) => JSON.parse(l));

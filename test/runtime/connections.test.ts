@@ -63,6 +63,24 @@ test('a black-holed connection fails its call within commandTimeoutMs and is rep
   expect(p.accepted).toBe(2);
 });
 
+test('a reconnection slower than connectTimeoutMs is let finish (reconnectTimeoutMs), so the cache comes back under load', async () => {
+  // GIVEN an adapter connected through the proxy (first connection bounded at 500 ms)
+  const p = await proxy();
+  const l2 = adapter(p.port, { reconnectTimeoutMs: 3000 });
+  await l2.ready();
+  await expect(l2.get('k')).resolves.toBeNull();
+  // WHEN new connections take 1 s to be answered (a loaded cache, or a loaded reader: TLS, token, discovery) and the
+  // open one dies
+  p.slowStart(1000);
+  p.blackhole();
+  await expect(l2.get('k')).rejects.toThrow(/did not answer/);
+  // THEN the reconnection, which no read waits for, may take that second, and calls are served again (cut off at
+  // 500 ms, as before, every reconnection failed and only doubled the backoff)
+  const recovered = await until(() => l2.get('k').then(() => true, () => false), 8000);
+  expect(recovered).toBeLessThan(6000);
+  expect(l2.isConnected).toBe(true);
+});
+
 test('an idle black-holed connection is found by the keep-alive PING and replaced before the next call', async () => {
   const p = await proxy();
   const l2 = adapter(p.port, { pingIntervalMs: 200 });

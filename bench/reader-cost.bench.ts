@@ -1,0 +1,303 @@
+/**
+ * What the deployed reader costs (issue 18 item 6), side by side in one run, at the defaults a user gets
+ * (`new PromptClient()`, no options; the cache on means `PROMPT_SERVING_CACHE_ENDPOINT` set as `addReader` sets
+ * it, plain TCP, no auth, standalone, against a local redis-server):
+ *
+ * 1. a cached `getPrompt` with the L2 off and on (the epoch watch running) against the floor, an awaited `Map`
+ *    lookup with an expiry check: interleaved rounds, median ns/op and median per-round ratio;
+ * 2. a miss's own CPU (`process.cpuUsage`) against canned HTTP answers (a local HTTP server in another process
+ *    answering `GetItem`/`BatchGetItem` with a fixed pointer item), beside a bare `DynamoDBClient` `GetItemCommand`;
+ * 3. cold init, process start → first item, of the reader bundled as `NodejsFunction` does (esbuild, minified,
+ *    `@aws-sdk/*` external) vs a bare `DynamoDBClient` bundled the same way, in fresh processes, interleaved;
+ * 4. time to ready (process start → import, construct, `preload`) of that bundle with the cache on vs off;
+ *    node-redis comes from the reader layer's file (`assets/layer/nodejs/nodejs/node_modules`, on `NODE_PATH` as on
+ *    Lambda): run `npx projen bundle` first.
+ *
+ *   npx projen bundle && npx tsx bench/reader-cost.bench.ts
+ *
+ * Prints a markdown report (copied into docs/BENCHMARKS.md). Takes about a minute on 2 cores.
+ */
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { build } from 'esbuild';
+import { PromptClient } from '../src/runtime';
+import { Attr, checksum, CURRENT, SCHEMA_VERSION, STATUS_ACTIVE, templateVariables } from '../src/schema';
+import { toItem } from '../src/schema/ddb-codec';
+import { Env } from '../src/schema/env';
+import { startRedisServer } from '../test/support/redis-server';
+
+const ROUNDS = 15;
+const OPS = 200_000;
+const MISSES = 1500;
+const MISS_ROUNDS = 9;
+const COLD_SAMPLES = Number(process.env.COLD_SAMPLES ?? 15);
+const TABLE = 'prompts';
+const LAYER = path.resolve(__dirname, '../assets/layer/nodejs/nodejs/node_modules');
+
+/** A realistic pointer item (TEXT, ~300 bytes of template) with a placeholder id the canned server replaces. */
+function pointerItem(): Record<string, unknown> {
+  const text = 'You are a support assistant. Summarise the ticket below in three sentences for {{audience}}.\n\n{{ticket}}\n'.repeat(3);
+  const content = { template_type: 'TEXT', text, input_variables: templateVariables(text) };
+  return toItem({
+    ...content,
+    [Attr.promptId]: '__ID__',
+    [Attr.versionNumber]: 3,
+    [Attr.checksum]: checksum(content as never),
+    [Attr.source]: 'bench',
+    [Attr.sourceVersion]: '3',
+    [Attr.syncedAt]: new Date().toISOString(),
+    [Attr.schemaVersion]: SCHEMA_VERSION,
+    [Attr.version]: CURRENT,
+    [Attr.status]: STATUS_ACTIVE,
+    [Attr.latestVersionNumber]: 3,
+    [Attr.revision]: 1,
+  });
+}
+
+/** The canned DynamoDB: answers every key but `#catalog` with the pointer item under the id asked for. */
+const CANNED_SERVER = `
+const http = require('node:http');
+const template = process.env.ITEM;
+const item = (id) => JSON.parse(template.replace('"__ID__"', JSON.stringify(id)));
+http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    const input = JSON.parse(body);
+    const target = String(req.headers['x-amz-target'] || '');
+    let out = {};
+    if (target.endsWith('.GetItem')) {
+      const id = input.Key.prompt_id.S;
+      out = id.startsWith('#') ? {} : { Item: item(id) };
+    } else if (target.endsWith('.BatchGetItem')) {
+      const [table, { Keys }] = Object.entries(input.RequestItems)[0];
+      out = { Responses: { [table]: Keys.filter((k) => !k.prompt_id.S.startsWith('#')).map((k) => item(k.prompt_id.S)) }, UnprocessedKeys: {} };
+    }
+    const text = JSON.stringify(out);
+    res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  });
+}).listen(0, '127.0.0.1', function () { process.stdout.write(String(this.address().port) + '\\n'); });
+`;
+
+async function startCanned(): Promise<{ endpoint: string; process: ChildProcess }> {
+  const child = spawn(process.execPath, ['-e', CANNED_SERVER], { env: { ...process.env, ITEM: JSON.stringify(pointerItem()) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
+    child.once('exit', () => reject(new Error('canned server exited')));
+  });
+  return { endpoint: `http://127.0.0.1:${port}`, process: child };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ids = Array.from({ length: 8 }, (_, i) => `prompt-${i}`);
+
+// ---- 1. cached reads ----
+const floorCache = new Map<string, { value: unknown; expiresAt: number }>();
+async function floorGet(key: string): Promise<unknown> {
+  const entry = floorCache.get(key);
+  if (entry !== undefined && entry.expiresAt > Date.now()) return entry.value;
+  throw new Error(`floor miss ${key}`);
+}
+async function floorLoop(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await floorGet(ids[i % 8]);
+}
+let off: PromptClient;
+let on: PromptClient;
+async function offLoop(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await off.getPrompt(ids[i % 8]);
+}
+async function onLoop(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await on.getPrompt(ids[i % 8]);
+}
+
+async function cachedReads(rows: string[]): Promise<void> {
+  for (const id of ids) floorCache.set(id, { value: id, expiresAt: Date.now() + 3_600_000 });
+  await off.preload(ids);
+  await on.preload(ids);
+  if (on.stats().l2Misses + on.stats().l2Hits === 0) throw new Error('the L2 was not consulted: is the cache on?');
+  const loops: Record<string, (n: number) => Promise<void>> = {
+    'floor: awaited `Map.get` + expiry check': floorLoop,
+    '`getPrompt` (CURRENT), L2 off': offLoop,
+    '`getPrompt` (CURRENT), L2 on (epoch watch running)': onLoop,
+  };
+  const ns: Record<string, number[]> = {};
+  const ratios: Record<string, number[]> = {};
+  for (const fn of Object.values(loops)) await fn(OPS); // warm-up
+  for (let r = 0; r < ROUNDS; r++) {
+    const names = Object.keys(loops).sort(() => Math.random() - 0.5);
+    const round: Record<string, number> = {};
+    for (const name of names) {
+      const t0 = process.hrtime.bigint();
+      await loops[name](OPS);
+      round[name] = Number(process.hrtime.bigint() - t0) / OPS;
+      (ns[name] ??= []).push(round[name]);
+    }
+    const floor = round['floor: awaited `Map.get` + expiry check'];
+    for (const name of names) (ratios[name] ??= []).push(round[name] / floor);
+  }
+  rows.push('| cached read | ns/op (median) | × floor (median of rounds) |', '| --- | ---: | ---: |');
+  for (const name of Object.keys(loops)) rows.push(`| ${name} | ${median(ns[name]).toFixed(0)} | ${median(ratios[name]).toFixed(2)}× |`);
+}
+
+// ---- 2. miss CPU ----
+async function missCpu(rows: string[], endpoint: string): Promise<void> {
+  const bare = new DynamoDBClient({ endpoint, maxAttempts: 1 });
+  const client = new PromptClient({ dynamoDBClient: new DynamoDBClient({ endpoint, maxAttempts: 1 }), tableName: TABLE, maxEntries: 100_000 });
+  let n = 0;
+  const ourRound = async () => {
+    const t0 = process.cpuUsage();
+    for (let i = 0; i < MISSES; i++) await client.getPrompt(`miss-${n++}`);
+    const d = process.cpuUsage(t0);
+    return (d.user + d.system) / MISSES;
+  };
+  const bareRound = async () => {
+    const t0 = process.cpuUsage();
+    for (let i = 0; i < MISSES; i++) {
+      await bare.send(new GetItemCommand({ TableName: TABLE, Key: { prompt_id: { S: `miss-${n++}` }, version: { S: CURRENT } } }));
+    }
+    const d = process.cpuUsage(t0);
+    return (d.user + d.system) / MISSES;
+  };
+  await ourRound(); await bareRound(); // warm-up (and the catalog probe)
+  const ours: number[] = [];
+  const sdk: number[] = [];
+  const own: number[] = [];
+  for (let r = 0; r < MISS_ROUNDS; r++) {
+    if (r % 2 === 0) { ours.push(await ourRound()); sdk.push(await bareRound()); } else { sdk.push(await bareRound()); ours.push(await ourRound()); }
+    own.push(ours[r] - sdk[r]);
+  }
+  rows.push('', `| a miss (canned HTTP answer), sequential, ${MISS_ROUNDS} interleaved rounds × ${MISSES} | CPU µs per read (median of rounds) |`, '| --- | ---: |');
+  rows.push(`| bare \`DynamoDBClient\` \`GetItemCommand\` (what the SDK costs) | ${median(sdk).toFixed(0)} |`);
+  rows.push(`| \`PromptClient.getPrompt\`, L2 off | ${median(ours).toFixed(0)} |`);
+  rows.push(`| the miss's own CPU: \`getPrompt\` − bare, per round | **${median(own).toFixed(0)}** (rounds: ${Math.min(...own).toFixed(0)} to ${Math.max(...own).toFixed(0)}) |`);
+  bare.destroy();
+  await client.close();
+}
+
+// ---- 3 and 4: fresh processes ----
+const READER = `
+import { PromptClient } from ${JSON.stringify(path.resolve(__dirname, '../src/runtime'))};
+const t0 = performance.now();
+const prompts = new PromptClient();
+prompts.preload(['summarize']).then(() => prompts.getPrompt('summarize')).then((p) => {
+  if (!p.id) throw new Error('no prompt');
+  const s = prompts.stats();
+  process.stdout.write(JSON.stringify({ sinceStart: performance.now(), construct: t0, l2: s.l2Hits + s.l2Misses, l2Unavailable: s.l2Unavailable }));
+  prompts.close().then(() => process.exit(0));
+});`;
+const BARE = `
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+const client = new DynamoDBClient({ maxAttempts: 1 });
+client.send(new GetItemCommand({ TableName: process.env.${Env.tableName}, Key: { prompt_id: { S: 'summarize' }, version: { S: 'CURRENT' } } })).then((out) => {
+  if (!out.Item) throw new Error('no item');
+  process.stdout.write(JSON.stringify({ sinceStart: performance.now() }));
+  process.exit(0);
+});`;
+
+async function bundle(dir: string, name: string, contents: string): Promise<{ file: string; bytes: number }> {
+  const file = path.join(dir, `${name}.js`);
+  await build({
+    stdin: { contents, resolveDir: __dirname, sourcefile: `${name}.ts`, loader: 'ts' },
+    bundle: true,
+    minify: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    external: ['@aws-sdk/*'],
+    outfile: file,
+    logLevel: 'silent',
+  });
+  return { file, bytes: fs.statSync(file).size };
+}
+
+function run(file: string, env: NodeJS.ProcessEnv): { sinceStart: number; l2?: number; l2Unavailable?: number } {
+  const out = spawnSync(process.execPath, [file], { env, encoding: 'utf8', timeout: 30_000 });
+  if (out.status !== 0) throw new Error(`${file}: ${out.stderr}`);
+  return JSON.parse(out.stdout);
+}
+
+async function freshProcesses(rows: string[], endpoint: string, redisPort: number): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reader-cost-'));
+  // The bundles sit outside the repository: only @aws-sdk/* is found, from this project's node_modules by NODE_PATH.
+  const sdk = path.resolve(__dirname, '../node_modules');
+  const reader = await bundle(dir, 'reader', READER);
+  const bare = await bundle(dir, 'bare', BARE);
+  const base = {
+    PATH: process.env.PATH,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'x',
+    AWS_SECRET_ACCESS_KEY: 'x',
+    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    [Env.tableName]: TABLE,
+    NODE_PATH: sdk,
+  };
+  const cacheEnv = {
+    ...base,
+    NODE_PATH: `${LAYER}${path.delimiter}${sdk}`,
+    [Env.cacheEndpoint]: `127.0.0.1:${redisPort}`,
+    [Env.cacheTls]: 'false',
+    [Env.cacheAuth]: 'none',
+    [Env.cacheCluster]: 'false',
+  };
+  if (!fs.existsSync(path.join(LAYER, 'redis'))) throw new Error(`${LAYER}/redis is missing: run npx projen bundle first`);
+  const cold = { bare: [] as number[], reader: [] as number[], cache: [] as number[] };
+  const ratio = { reader: [] as number[], cache: [] as number[] };
+  run(bare.file, base); run(reader.file, base); run(reader.file, cacheEnv); // warm the file cache
+  for (let i = 0; i < COLD_SAMPLES; i++) {
+    const order = [0, 1, 2].sort(() => Math.random() - 0.5);
+    const got: number[] = [];
+    for (const which of order) {
+      if (which === 0) got[0] = run(bare.file, base).sinceStart;
+      if (which === 1) got[1] = run(reader.file, base).sinceStart;
+      if (which === 2) {
+        const r = run(reader.file, cacheEnv);
+        if (!r.l2 || r.l2Unavailable) throw new Error(`the cache was not used: ${JSON.stringify(r)}`);
+        got[2] = r.sinceStart;
+      }
+    }
+    cold.bare.push(got[0]); cold.reader.push(got[1]); cold.cache.push(got[2]);
+    ratio.reader.push(got[1] / got[0]); ratio.cache.push(got[2] / got[1]);
+  }
+  rows.push('', `| process start → first item (fresh processes, ${COLD_SAMPLES} interleaved samples) | bundle (minified) | ms (median) | ratio (median of samples) |`,
+    '| --- | ---: | ---: | ---: |');
+  rows.push(`| bare \`DynamoDBClient\` + \`GetItemCommand\` | ${bare.bytes} B | ${median(cold.bare).toFixed(0)} | 1.00× |`);
+  rows.push(`| reader, cache off: import, \`new PromptClient()\`, \`preload\`, \`getPrompt\` | ${reader.bytes} B | ${median(cold.reader).toFixed(0)} | **${median(ratio.reader).toFixed(2)}×** bare |`);
+  rows.push(`| same reader, cache on (node-redis from the layer file) | same | ${median(cold.cache).toFixed(0)} | **${median(ratio.cache).toFixed(2)}×** cache off |`);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+async function main(): Promise<void> {
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.AWS_ACCESS_KEY_ID ??= 'x';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'x';
+  const canned = await startCanned();
+  const redis = await startRedisServer();
+  const rows: string[] = [`Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`, ''];
+  try {
+    off = new PromptClient({ dynamoDBClient: new DynamoDBClient({ endpoint: canned.endpoint, maxAttempts: 1 }), tableName: TABLE });
+    process.env[Env.cacheEndpoint] = `127.0.0.1:${redis.port}`;
+    process.env[Env.cacheTls] = 'false';
+    process.env[Env.cacheAuth] = 'none';
+    process.env[Env.cacheCluster] = 'false';
+    on = new PromptClient({ dynamoDBClient: new DynamoDBClient({ endpoint: canned.endpoint, maxAttempts: 1 }), tableName: TABLE });
+    for (const name of [Env.cacheEndpoint, Env.cacheTls, Env.cacheAuth, Env.cacheCluster]) delete process.env[name];
+    await cachedReads(rows);
+    await missCpu(rows, canned.endpoint);
+    await freshProcesses(rows, canned.endpoint, redis.port);
+  } finally {
+    await off?.close();
+    await on?.close();
+    canned.process.kill();
+    await redis.stop();
+  }
+  console.log(rows.join('\n'));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
