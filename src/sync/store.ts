@@ -130,16 +130,7 @@ export class ServingTableStore {
    * when a pointer's numbers cannot be believed. One Query, newest first, reading a handful of keys.
    */
   async highestVersionNumber(id: string): Promise<number> {
-    const out = await this.client.send(new QueryCommand({
-      TableName: this.tableName,
-      ConsistentRead: true,
-      KeyConditionExpression: '#pk = :id AND #sk BETWEEN :first AND :last',
-      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
-      ExpressionAttributeValues: { ':id': { S: id }, ':first': { S: versionKey(1) }, ':last': { S: versionKey(MAX_VERSION_NUMBER) } },
-      ProjectionExpression: '#sk',
-      ScanIndexForward: false,
-      Limit: 10,
-    }));
+    const out = await this.versionKeysNewestFirst(id, { Limit: 10 });
     for (const item of out.Items ?? []) {
       const n = parseVersionKey(item[SORT_KEY]?.S ?? '');
       if (n !== undefined) return n;
@@ -158,16 +149,7 @@ export class ServingTableStore {
     let above = MAX_VERSION_NUMBER + 1;
     let startKey: Item | undefined;
     for (let page = 0; page < GAP_SEARCH_MAX_PAGES; page++) {
-      const out: QueryCommandOutput = await this.client.send(new QueryCommand({
-        TableName: this.tableName,
-        ConsistentRead: true,
-        KeyConditionExpression: '#pk = :id AND #sk BETWEEN :first AND :last',
-        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
-        ExpressionAttributeValues: { ':id': { S: id }, ':first': { S: versionKey(1) }, ':last': { S: versionKey(MAX_VERSION_NUMBER) } },
-        ProjectionExpression: '#sk',
-        ScanIndexForward: false,
-        ExclusiveStartKey: startKey,
-      }));
+      const out = await this.versionKeysNewestFirst(id, { ExclusiveStartKey: startKey });
       for (const item of out.Items ?? []) {
         const n = parseVersionKey(item[SORT_KEY]?.S ?? '');
         if (n === undefined) continue;
@@ -178,6 +160,20 @@ export class ServingTableStore {
       if (!startKey) return above > 1 ? 0 : undefined;
     }
     return undefined;
+  }
+
+  /** One page of the prompt's version keys (`v000001` … `v999999`, sort keys only), newest first, read consistently. */
+  private versionKeysNewestFirst(id: string, page: { Limit?: number; ExclusiveStartKey?: Item }): Promise<QueryCommandOutput> {
+    return this.client.send(new QueryCommand({
+      TableName: this.tableName,
+      ConsistentRead: true,
+      KeyConditionExpression: '#pk = :id AND #sk BETWEEN :first AND :last',
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
+      ExpressionAttributeValues: { ':id': { S: id }, ':first': { S: versionKey(1) }, ':last': { S: versionKey(MAX_VERSION_NUMBER) } },
+      ProjectionExpression: '#sk',
+      ScanIndexForward: false,
+      ...page,
+    }));
   }
 
   /** Replaces the pointer (e.g. to activate an older version) if it is still as `expected`. */
