@@ -243,7 +243,7 @@ const cfnLint = project.addTask('cfn-lint', {
   exec: 'scripts/cfn-lint.sh',
 });
 project.addTask('readme-examples', {
-  description: 'Write the README examples\' Python and Java translations (README, test/apps) from .jsii.tabl.json',
+  description: 'Write the README examples\' Python and Java translations (docs/EXAMPLES.md, README links, test/apps) from .jsii.tabl.json',
   exec: 'tsx scripts/readme-examples.ts',
 });
 const polyglot = project.addTask('test:polyglot', {

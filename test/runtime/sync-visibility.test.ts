@@ -3,7 +3,7 @@
  * to a `PromptClient` within the bounds the client documents. A real `SyncEngine` reads a prompts directory into
  * DynamoDB Local; only `Date` is faked, so the clients' clocks move without sleeping.
  *
- * The documented bounds (README "How a read is served", `PromptClientOptions`):
+ * The documented bounds (docs/RUNTIME.md "How a read is served", `PromptClientOptions`):
  * - a copy younger than `maxAgeSeconds` is served from memory;
  * - for `staleWhileRevalidateSeconds` after that, the old copy may still be returned (`stale: true`) while one
  *   background read refreshes it; so a read at `maxAgeSeconds + staleWhileRevalidateSeconds` or later waits for
