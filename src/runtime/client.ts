@@ -9,12 +9,13 @@ import { EpochWatcher } from './epoch';
 import { PromptNotFoundError, PromptStoreError } from './errors';
 import { fallbackPrompt, PromptFallback } from './fallback';
 import { PromptCacheL2, withTimeout } from './l2';
-import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter, logUnavailable } from './l2-env';
+import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter } from './l2-env';
 import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
 import { Counters, newCounters, PromptClientStats } from './stats';
 import { CacheFirstReader, Loaded, Token } from './tiers';
+import { logUnavailable } from './unavailable';
 import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionKey } from '../schema/keys';
 import { compareTokens, l2EpochKey } from '../schema/l2';
 

@@ -8,7 +8,6 @@ import { PromptServingError } from './errors';
 import type { AwsCredentials } from './iam-token';
 import type * as Valkey from './valkey';
 import { CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env } from '../schema/env';
-import { READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderMetric } from '../schema/metrics';
 
 /** Where AWS credentials and the Region come from (a `DynamoDBClient`'s resolved config has both). */
 export interface AwsIdentity {
@@ -78,17 +77,4 @@ export function loadAdapter(): typeof Valkey {
     if (typeof require === 'function') return require(ADAPTER_BESIDE) as typeof Valkey;
     throw err;
   }
-}
-
-/** One JSON line on stdout: level ERROR, the reason with its fix, and the EMF record of the metric. */
-export function logUnavailable(reason: string, tableName: string, now = Date.now()): void {
-  const metric = ReaderMetric.cacheUnavailable;
-  // process.stdout, not console: Lambda prefixes console lines, and CloudWatch then no longer reads them as EMF.
-  process.stdout.write(JSON.stringify({
-    level: 'ERROR',
-    message: `cdk-prompt-serving: ${Env.cacheEndpoint} is set but ${reason}`,
-    _aws: { Timestamp: now, CloudWatchMetrics: [{ Namespace: READER_METRICS_NAMESPACE, Dimensions: [[READER_METRICS_DIMENSION]], Metrics: [{ Name: metric, Unit: 'Count' }] }] },
-    [READER_METRICS_DIMENSION]: tableName,
-    [metric]: 1,
-  }) + '\n');
 }

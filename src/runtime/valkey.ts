@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as Redis from 'redis';
 import { AwsCredentials, iamAuthToken } from './iam-token';
-import { logUnavailable } from './l2-env';
+import { logUnavailable } from './unavailable';
 import { Env } from '../schema/env';
 
 /** ElastiCache drops an IAM-authenticated connection after 12 h; replace it well before. */
