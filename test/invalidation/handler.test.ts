@@ -6,13 +6,13 @@
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
 import { BUNDLE, cacheClient, createStreamTable, handlerEnv, poller, READER, startCache, startHandler, WRITER } from './cache-fixture';
-import { toItem } from '../../src/schema/ddb-codec';
 import { PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 import {
   CATALOG_ID, CURRENT, decodeStreamValue, epochIncarnation, l2CatalogKey, l2EpochKey, l2FillKey, l2ItemKey, versionKey,
 } from '../../src/schema';
 import { checksum } from '../../src/schema/checksum';
+import { toItem } from '../../src/schema/ddb-codec';
 import { markDeleted, publish, textContent, writeCatalog } from '../runtime/fixtures';
 import { CallCounter } from '../support/call-counter';
 import { LambdaProcess, startLambda } from '../support/lambda-runner';

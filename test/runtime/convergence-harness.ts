@@ -20,7 +20,6 @@ import {
   CreateTableCommand, DeleteItemCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import * as fc from 'fast-check';
-import { fromItem, toItem } from '../../src/schema/ddb-codec';
 import { STREAM_FILTER_PATTERN } from '../../src/invalidation/filter';
 import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
 import { Log, writeThrough } from '../../src/invalidation/write-through';
@@ -32,6 +31,7 @@ import {
   toDynamoJson, versionKey,
 } from '../../src/schema';
 import { catalogProblem } from '../../src/schema/catalog';
+import { fromItem, toItem } from '../../src/schema/ddb-codec';
 import { RedisServer, startRedisServer } from '../support/redis-server';
 import { LambdaStreamRecord, StreamPoller } from '../support/stream-poller';
 import { localDynamoDBClient, localEndpoint } from '../support/table';
