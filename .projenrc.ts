@@ -69,6 +69,13 @@ const project = new awscdk.AwsCdkConstructLibrary({
     'esbuild@^0.28',
     'tsx',
     'fast-check@^4', // property-based convergence tests of the cache tier (test/, bench/)
+    // Governance (labels, rollouts, gates, audit): the release and rollout functions call Lambda (the activation
+    // gate), EventBridge (audit events) and CloudWatch (alarm states); the Lambda runtime provides these clients.
+    '@aws-sdk/client-lambda@^3.1138.0',
+    '@aws-sdk/client-eventbridge@^3.1138.0',
+    '@aws-sdk/client-cloudwatch@^3.1138.0',
+    '@smithy/signature-v4@^5', // the admin API signs its calls to the release function's IAM-authenticated URL
+    '@opentelemetry/api@^1', // read provenance on the active span: optional at run time, tested here
   ],
   // The prompt-file parser (synth-time check, `validate`, `sync --directory`) runs in the construct library and
   // the CLI, so `yaml` ships inside the package (jsii accepts non-jsii packages only as bundled dependencies).

@@ -13,3 +13,4 @@ export * from './env';
 export * from './metrics';
 export * from './sources';
 export * from './l2';
+export * from './labels';

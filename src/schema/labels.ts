@@ -1,0 +1,143 @@
+/**
+ * Wire contract (table schema v2): labels, their rollouts, and the audit trail.
+ *
+ * A **label** is a named pointer beside `CURRENT` (`production`, `staging`, …): one item per prompt and label,
+ * sort key `LABEL#<name>`, of the same shape as `CURRENT` (a full copy of the version it serves, with
+ * `version_number`, `checksum`, `status`, `schema_version` and `revision`), plus the attributes in
+ * {@link LabelAttr}. The sync moves `CURRENT` only; labels move only through the release path (admin API, CLI,
+ * a rollout step), and each move is audited.
+ *
+ * A label may carry a **rollout** (map attribute {@link LabelAttr.rollout}): while it is there, readers that
+ * ask for the label serve the label's own content (arm A) or the immutable version item
+ * `rollout.candidate_version` (arm B), chosen by {@link rolloutBucket} against `rollout.percent_bp`.
+ *
+ * An **audit record** is an immutable item in the prompt's partition, sort key
+ * `AUDIT#<ISO-8601 time>#<8 hex digits>`, one per pointer move (see {@link AuditAttr}).
+ */
+import { createHash } from 'node:crypto';
+
+/** Sort key prefix of label items: `LABEL#production`. */
+export const LABEL_SORT_KEY_PREFIX = 'LABEL#';
+/** Sort key prefix of audit records: `AUDIT#2026-12-01T18:00:00.000Z#1f2e3d4c`. */
+export const AUDIT_SORT_KEY_PREFIX = 'AUDIT#';
+
+/** A label name: a lowercase letter, then up to 62 lowercase letters, digits, `-` or `_`. */
+export const LABEL_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;
+/** Names that match the pattern but are not labels: `current` is the `CURRENT` pointer; `latest` is kept for later. */
+export const RESERVED_LABEL_NAMES: ReadonlySet<string> = new Set(['current', 'latest']);
+
+/** Basis points in 100 %: rollout shares are whole basis points (0.01 %). */
+export const ROLLOUT_SCALE = 10_000;
+
+/** Attributes a label item adds to the `CURRENT` shape (snake_case on the wire). */
+export const LabelAttr = {
+  /** The label's name (S). */
+  label: 'label',
+  /** When and by whom the label last moved (S: ISO-8601; S: an IAM principal ARN, or the sync's role). */
+  movedAt: 'moved_at',
+  movedBy: 'moved_by',
+  /**
+   * Set (S: ISO-8601) by the sync when the source deleted the prompt: the label keeps serving the content it
+   * copies, and readers report it (`sourceDeleted`). Removed when the prompt reappears at the source.
+   */
+  sourceDeletedAt: 'source_deleted_at',
+  /** The rollout in progress (M), absent when none; its keys are {@link RolloutAttr}. */
+  rollout: 'rollout',
+} as const;
+
+/** Keys of a label's `rollout` map. */
+export const RolloutAttr = {
+  /** A random id naming the rollout (S), carried into audit records and reported by readers. */
+  rolloutId: 'rollout_id',
+  /** Arm B: the immutable version item readers serve to the rollout's share (N), and its checksum (S). */
+  candidateVersion: 'candidate_version',
+  candidateChecksum: 'candidate_checksum',
+  /** The share served arm B, in basis points, 0 to {@link ROLLOUT_SCALE} (N). */
+  percentBp: 'percent_bp',
+  /** Shares still to step to, in basis points, ascending (L of N); empty when only manual steps remain. */
+  stepsBp: 'steps_bp',
+  /** Seconds between scheduled steps (N); absent for manual steps only. */
+  stepIntervalSeconds: 'step_interval_seconds',
+  /** When the next scheduled step is due (S: ISO-8601); absent for manual steps only. */
+  nextStepAt: 'next_step_at',
+  /** Names of CloudWatch alarms that abort the rollout when one goes to ALARM (L of S). */
+  alarms: 'alarms',
+  /** When and by whom the rollout started (S, S). */
+  startedAt: 'started_at',
+  startedBy: 'started_by',
+} as const;
+
+/** Attributes of an audit record (besides `prompt_id` and `version`). */
+export const AuditAttr = {
+  /** What moved the pointer (S): one of {@link AUDIT_ACTIONS}. */
+  action: 'action',
+  /** The pointer that moved (S): `CURRENT` or a label name. */
+  target: 'target',
+  /** Version served before and after (N; `from_version` absent when the pointer is new). */
+  fromVersion: 'from_version',
+  toVersion: 'to_version',
+  /** Who (S): the caller's IAM principal ARN, or the sync function's role. */
+  actor: 'actor',
+  /** Why (S): the caller's reason, the gate's reason for a denial, the alarm that aborted a rollout. */
+  reason: 'reason',
+  /** When (S: ISO-8601). */
+  at: 'at',
+  /** The rollout the move belongs to (S), if any. */
+  rolloutId: 'rollout_id',
+  /** Epoch seconds after which DynamoDB's TTL may delete the record (N); absent when retention is off. */
+  expiresAt: 'expires_at',
+} as const;
+
+/** What an audit record says moved a pointer. `gate-deny` records a move the activation gate refused. */
+export const AUDIT_ACTIONS = [
+  'sync',
+  'activate',
+  'label',
+  'rollout-start',
+  'rollout-step',
+  'rollout-promote',
+  'rollout-abort',
+  'gate-deny',
+] as const;
+export type AuditAction = typeof AUDIT_ACTIONS[number];
+
+/** EventBridge `source` of the audit events (one per audit record). */
+export const AUDIT_EVENT_SOURCE = 'cdk-prompt-serving';
+/** EventBridge `detail-type` of the audit events. */
+export const AUDIT_EVENT_DETAIL_TYPE = 'Prompt Pointer Moved';
+
+/** Why `name` cannot be a label name, or `undefined` when it can. */
+export function labelNameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string') return `a label name must be a string, got ${name === null ? 'null' : typeof name}`;
+  if (!LABEL_NAME_PATTERN.test(name)) {
+    return `label name ${JSON.stringify(name.length > 80 ? name.slice(0, 60) + '…' : name)} must match ${LABEL_NAME_PATTERN.source} (a lowercase letter, then up to 62 lowercase letters, digits, '-' or '_')`;
+  }
+  if (RESERVED_LABEL_NAMES.has(name)) return `label name '${name}' is reserved (${[...RESERVED_LABEL_NAMES].join(', ')})`;
+  return undefined;
+}
+
+/** Sort key of label `name` (checked: throws `RangeError` naming the rule). */
+export function labelSortKey(name: string): string {
+  const problem = labelNameProblem(name);
+  if (problem) throw new RangeError(problem);
+  return LABEL_SORT_KEY_PREFIX + name;
+}
+
+/** The label name in a label sort key, or `undefined` for any other sort key. */
+export function parseLabelSortKey(sortKey: string): string | undefined {
+  if (!sortKey.startsWith(LABEL_SORT_KEY_PREFIX)) return undefined;
+  const name = sortKey.slice(LABEL_SORT_KEY_PREFIX.length);
+  return labelNameProblem(name) === undefined ? name : undefined;
+}
+
+/**
+ * Sticky rollout assignment: the bucket (0 to {@link ROLLOUT_SCALE} − 1) of one stickiness key for one prompt
+ * and label. It is the first 4 bytes of SHA-256 over the UTF-8 of `promptId`, a 0x00 byte, `label`, a 0x00
+ * byte and `key`, read as a big-endian unsigned integer, modulo {@link ROLLOUT_SCALE}. A reader serves arm B
+ * when `bucket < percent_bp`, so raising the share only ever moves keys from A to B. The Python client
+ * computes the same (conformance vectors in test/conformance/fixtures/).
+ */
+export function rolloutBucket(promptId: string, label: string, key: string): number {
+  const digest = createHash('sha256').update(`${promptId}\u0000${label}\u0000${key}`, 'utf8').digest();
+  return digest.readUInt32BE(0) % ROLLOUT_SCALE;
+}
