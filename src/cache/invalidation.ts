@@ -24,7 +24,7 @@ export const INVALIDATION_MEMORY_MIB = 256;
 const INVALIDATION_LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
 
 /**
- * The stream's filter: pointer rows only (`version = CURRENT`, the `#catalog` row included), applied by Lambda
+ * The stream's filter: pointer rows only (`version = CURRENT`, the `#catalog` row included, and labels `LABEL#…`), applied by Lambda
  * before it invokes the function, so version rows cost no invocation. The pattern is the invalidation room's
  * (src/invalidation/filter.ts), which its tests also hand to their stream poller.
  */

@@ -1,5 +1,5 @@
 /**
- * Invalidation function: DynamoDB stream records of `CURRENT` rows (filtered at the source by the event source
+ * Invalidation function: DynamoDB stream records of `CURRENT` and label rows (filtered at the source by the event source
  * mapping) → write-through to the L2 cache by the ordering rule (src/schema/l2.ts) → one bump of the table's
  * freshness epoch per batch. Reports partial batch failures. The logic is in ./write-through.ts; this file
  * holds the connection (module scope: opened at init, one IAM token per connection, reused across invocations)

@@ -1,6 +1,6 @@
 /**
- * The invalidation function's engine: a batch of DynamoDB stream records of `CURRENT` rows (the event source
- * mapping filters to them; `#catalog` included) → each row written through to the L2 as a stream value ordered by
+ * The invalidation function's engine: a batch of DynamoDB stream records of `CURRENT` and label rows (the event
+ * source mapping filters to them, ./filter.ts; `#catalog` included) → each row written through to the L2 as a stream value ordered by
  * its token (table incarnation from `eventSourceARN`, then the record's sequence number; a `REMOVE` writes a
  * "removed" value, so readers are told without a table read) → the table's freshness epoch moved once per batch
  * (the epoch script heals any garbage), so readers re-validate.
@@ -13,7 +13,8 @@
  * the function's own timeout. Partial batch response: the first record that fails and every later one are
  * reported (by sequence number), so Lambda retries from there and bisects.
  */
-import { CURRENT, PARTITION_KEY, SORT_KEY } from '../schema/keys';
+import { isPointerRow } from './filter';
+import { PARTITION_KEY, SORT_KEY } from '../schema/keys';
 import {
   DynamoJsonItem, encodeStreamValue, incarnationAt, incarnationOf, isSequenceNumber, L2_VALUE_TTL_SECONDS, l2EpochKey, l2ItemKey,
 } from '../schema/l2';
@@ -65,7 +66,7 @@ export interface Outcome {
   removed: number;
   /** Values that could not land and were deleted instead. */
   dropped: number;
-  /** Records that were not `CURRENT` rows (the filter should have dropped them). */
+  /** Records that were neither `CURRENT` nor label rows (the filter should have dropped them). */
   skipped: number;
 }
 
@@ -164,7 +165,7 @@ async function apply(
   if (promptId === undefined || sortKey === undefined) {
     throw new PoisonRecordError(`no ${PARTITION_KEY}/${SORT_KEY} string keys in the record`);
   }
-  if (sortKey !== CURRENT) return { outcome: 'skipped', inc: '' };
+  if (!isPointerRow(sortKey)) return { outcome: 'skipped', inc: '' };
   const inc = incarnationOf(record.eventSourceARN);
   if (inc === undefined) {
     throw new PoisonRecordError(`eventSourceARN ${JSON.stringify(record.eventSourceARN)} is not a DynamoDB stream ARN ending in its label`);

@@ -6,18 +6,21 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Catalog } from './catalog';
 import { EpochWatcher } from './epoch';
-import { PromptNotFoundError, PromptStoreError } from './errors';
+import { PromptNotFoundError, PromptServingError, PromptStoreError } from './errors';
 import { fallbackPrompt, PromptFallback } from './fallback';
 import { PromptCacheL2, withTimeout } from './l2';
 import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter } from './l2-env';
 import { Lru } from './lru';
+import { invalidLabelReason, labelCacheKey, labelItemKey, missingLabelReason, promptFromLabelItem } from './labels';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
+import { chooseArm, logRolloutFault, RolloutState } from './rollout';
 import { Counters, newCounters, PromptClientStats } from './stats';
 import { CacheFirstReader, Loaded, Token } from './tiers';
 import { logUnavailable } from './unavailable';
 import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionKey } from '../schema/keys';
 import { compareTokens, l2EpochKey } from '../schema/l2';
+import { LabelAttr, parseRollout } from '../schema/labels';
 
 /** Options of one `getPrompt` call. */
 export interface GetPromptOptions {
@@ -33,6 +36,28 @@ export interface GetPromptOptions {
    * @default - no fallback: the read throws `PromptStoreError`
    */
   readonly fallback?: PromptFallback;
+  /**
+   * A label (`production`, `staging`, …: a lowercase letter, then up to 62 lowercase letters, digits, `-` or `_`)
+   * instead of `CURRENT`: the version the label points at, cached, negative-cached and kept fresh exactly as
+   * `CURRENT` is. An unknown label is not found. Not with `version`.
+   * @default - the CURRENT version
+   */
+  readonly label?: string;
+  /**
+   * With `label`, while the label has a rollout: the key (a user or tenant id) that picks the arm, the same arm for
+   * the same key for the whole rollout. Ignored without a rollout.
+   * @default - each read picks its arm at random, by the rollout's share
+   */
+  readonly stickinessKey?: string;
+}
+
+/** Options of `preload`. */
+export interface PreloadOptions {
+  /**
+   * Labels to read for every id as well (each label item and, when it has a rollout, its candidate version).
+   * @default - no labels: the CURRENT version of each id only
+   */
+  readonly labels?: readonly string[];
 }
 
 /** One remembered prompt, with the settled promise the hot path returns so a hit allocates nothing. */
@@ -46,6 +71,12 @@ class Entry {
    */
   invalidated = false;
   private staleVariant: Prompt | undefined;
+  /** The label of a label entry (`undefined` for CURRENT and exact versions). */
+  label: string | undefined;
+  /** A label entry's rollout, when its item has a usable one. */
+  rollout: RolloutState | undefined;
+  /** Why a label entry's rollout map cannot be used (every read is served arm A and counted). */
+  rolloutProblem: string | undefined;
 
   constructor(
     readonly key: string,
@@ -79,10 +110,18 @@ export class PromptClient {
   private readonly prompts: Lru<Entry>;
   /** The exact-version entries of `prompts` by id and version, so a pinned hit builds no key string. */
   private readonly pinned = new Map<string, Map<number, Entry>>();
+  /** The label entries of `prompts` (under `#<label>#<id>`) by label and id, so a labeled hit builds no key string. */
+  private readonly labeled = new Map<string, Map<string, Entry>>();
+  /** Label loads under way, by cache key (single-flight); they settle to the entry, so each read picks its arm. */
+  private readonly labelFlights = new Map<string, Promise<Entry>>();
   /** Not-found answers from the table (expiry, epoch ms), kept apart so unknown ids cannot evict prompts. */
   private readonly notFound: Lru<number>;
   /** Loads under way, by cache key (single-flight). */
   private readonly flights = new Map<string, Promise<Prompt>>();
+  /** Labels answered not found, so `invalidate(id)` forgets those answers too (bounded by `maxEntries`). */
+  private readonly labelsAsked = new Set<string>();
+  /** The rollout fault last logged per label entry key (each is logged once, not per read). */
+  private readonly faultsLogged = new Map<string, string>();
   private readonly reader: CacheFirstReader;
   private readonly catalog: Catalog;
   private readonly l2: PromptCacheL2 | undefined;
@@ -152,16 +191,22 @@ export class PromptClient {
    * The CURRENT version of a prompt (one eventually consistent `GetItem` of its pointer when not cached), or an
    * exact version with `{ version }`.
    *
-   * @throws PromptNotFoundError if the prompt does not exist, was deleted, or the id is invalid or reserved
+   * @throws PromptNotFoundError if the prompt does not exist, was deleted, or the id is invalid or reserved; with
+   *   `label`, if the label does not exist or its name is invalid (the reason names the label)
    * @throws PromptStoreError if the table cannot be read and no copy within `staleIfErrorSeconds` is held
+   * @throws PromptServingError (rejected) for `version` and `label` together, or a `stickinessKey` that is not a string
    * @example
    * const prompt = await prompts.getPrompt('support-triage');
    * if (prompt.templateType === 'TEXT') {
    *   const text = prompt.render({ ticket: event.body });
    * }
    * const pinned = await prompts.getPrompt('support-triage', { version: 3 });
+   * // A label, with the caller's user id picking the arm while the label has a rollout:
+   * const labeled = await prompts.getPrompt('support-triage', { label: 'production', stickinessKey: userId });
+   * logger.info('served', { version: labeled.version, rollout: labeled.rollout });
    */
   getPrompt(promptId: string, options?: GetPromptOptions): Promise<Prompt> {
+    if (options?.label !== undefined) return this.getLabeled(promptId, options.label, options);
     const version = options?.version;
     // Ids are validated on the miss path only; the version check keeps an id like '#3#x' off a pinned entry.
     const entry = version === undefined ? this.prompts.get(promptId) : this.pinnedEntry(promptId, version);
@@ -183,6 +228,186 @@ export class PromptClient {
     });
   }
 
+  /** `getPrompt` with a label: a fresh copy in memory (then the rollout's arm), else {@link labeledMiss}. */
+  private getLabeled(promptId: string, label: string, options: GetPromptOptions): Promise<Prompt> {
+    const key = options.stickinessKey;
+    if (key !== undefined && typeof key !== 'string') {
+      return Promise.reject(new PromptServingError(`\`stickinessKey\` must be a string, got ${key === null ? 'null' : typeof key}`));
+    }
+    if (options.version !== undefined) {
+      return Promise.reject(new PromptServingError('give `version` or `label`, not both: a label names its own version'));
+    }
+    const entry = this.labeled.get(label)?.get(promptId);
+    const now = Date.now();
+    if (entry !== undefined && entry.expiresAt > now && !entry.invalidated) {
+      if (now <= this.epochTrustedUntil) {
+        this.prompts.get(entry.key); // marks it used for the size bound
+        this.counters.hits++;
+        return entry.rollout === undefined && entry.rolloutProblem === undefined ? entry.resolved : this.serveArm(entry, key, false);
+      }
+      return this.epoch!.check().then(() => this.getLabeled(promptId, label, options));
+    }
+    return this.labeledMiss(promptId, label, options, entry);
+  }
+
+  /** A labeled read without a fresh copy: stale-while-revalidate, the negative cache, then one load of the label item. */
+  private async labeledMiss(promptId: string, label: string, options: GetPromptOptions, cached: Entry | undefined): Promise<Prompt> {
+    const key = labelCacheKey(label, promptId);
+    const now = Date.now();
+    if (cached !== undefined && ((!cached.invalidated && now < cached.expiresAt + this.options.staleWhileRevalidateMs)
+      || (cached.failing && now < cached.expiresAt + this.options.staleIfErrorMs))) {
+      this.counters.staleServes++;
+      this.loadLabel(promptId, label, key).catch(() => undefined);
+      return this.serveArm(cached, options.stickinessKey, true);
+    }
+    this.assertValid(promptId, undefined);
+    const invalid = invalidLabelReason(label);
+    if (invalid !== undefined) throw new PromptNotFoundError(promptId, undefined, invalid);
+    const notFoundUntil = this.notFound.get(key);
+    if (notFoundUntil !== undefined && now < notFoundUntil) {
+      this.counters.negativeHits++;
+      throw new PromptNotFoundError(promptId, undefined, missingLabelReason(label));
+    }
+    this.counters.misses++;
+    try {
+      return await this.serveArm(await this.loadLabel(promptId, label, key), options.stickinessKey, false);
+    } catch (err) {
+      if (!(err instanceof PromptStoreError)) throw err;
+      if (cached !== undefined && Date.now() < cached.expiresAt + this.options.staleIfErrorMs) {
+        this.counters.staleServes++;
+        return this.serveArm(cached, options.stickinessKey, true);
+      }
+      if (options.fallback === undefined) throw err;
+      this.counters.fallbackServes++;
+      return fallbackPrompt(promptId, options.fallback);
+    }
+  }
+
+  /** The arm a read of a label entry serves (the entry's own prompt without a usable rollout). */
+  private serveArm(entry: Entry, stickinessKey: string | undefined, stale: boolean): Promise<Prompt> {
+    const rollout = entry.rollout;
+    if (rollout === undefined) {
+      if (entry.rolloutProblem !== undefined) this.rolloutFault(entry, entry.rolloutProblem);
+      return stale ? Promise.resolve(entry.stale) : entry.resolved;
+    }
+    if (chooseArm(entry.prompt.id, entry.label!, stickinessKey, rollout.spec.percentBp) === 'A') {
+      return stale ? Promise.resolve(rollout.stale('A')) : rollout.armAResolved;
+    }
+    if (rollout.armB !== undefined) return stale ? Promise.resolve(rollout.stale('B')) : rollout.armBResolved!;
+    if (rollout.loading !== undefined) return rollout.loading.then(() => this.armBOrFault(entry, rollout, stale));
+    if (rollout.problem === undefined) this.prepareCandidate(entry, rollout).catch(() => undefined); // retried after a failed read
+    return Promise.resolve(this.armBOrFault(entry, rollout, stale));
+  }
+
+  private armBOrFault(entry: Entry, rollout: RolloutState, stale: boolean): Prompt {
+    if (rollout.armB !== undefined) return stale ? rollout.stale('B') : rollout.armB;
+    this.rolloutFault(entry, rollout.problem ?? `candidate v${rollout.spec.candidateVersion} could not be read`);
+    return stale ? rollout.stale('A') : rollout.armA;
+  }
+
+  /** A read served arm A because arm B cannot be: counted, and logged once per label item and reason. */
+  private rolloutFault(entry: Entry, problem: string): void {
+    this.counters.rolloutFaults++;
+    if (this.faultsLogged.get(entry.key) === problem) return;
+    if (this.faultsLogged.size >= this.options.maxEntries) this.faultsLogged.clear();
+    this.faultsLogged.set(entry.key, problem);
+    logRolloutFault(this.options.tableName, entry.prompt.id, entry.label!, entry.rollout?.spec.rolloutId ?? '', problem);
+  }
+
+  /** Puts the candidate version in hand: from memory at once, else one read (the catalog not consulted). */
+  private prepareCandidate(entry: Entry, rollout: RolloutState): Promise<void> {
+    const { candidateVersion } = rollout.spec;
+    const promptId = entry.prompt.id;
+    const held = this.pinned.get(promptId)?.get(candidateVersion);
+    if (held !== undefined) {
+      rollout.offer(held.prompt);
+      return Promise.resolve();
+    }
+    const loading = this.load(promptId, candidateVersion, `#${candidateVersion}#${promptId}`, true).then(
+      (candidate) => rollout.offer(candidate),
+      (err: unknown) => {
+        // Absent: a fault of this label item. Any other failure is retried by the next read assigned arm B.
+        if (err instanceof PromptNotFoundError) rollout.problem = `candidate version item ${versionKey(candidateVersion)} is absent`;
+      },
+    ).finally(() => {
+      if (rollout.loading === loading) rollout.loading = undefined;
+    });
+    rollout.loading = loading;
+    return loading;
+  }
+
+  /** The load of a label's entry under way, or a new one. Never leaves an unhandled rejection behind. */
+  private loadLabel(promptId: string, label: string, key: string): Promise<Entry> {
+    let flight = this.labelFlights.get(key);
+    if (flight === undefined) {
+      const started = this.fetchLabel(promptId, label, key);
+      const settle = () => {
+        if (this.labelFlights.get(key) === started) this.labelFlights.delete(key);
+      };
+      started.then(settle, (err: unknown) => {
+        settle();
+        const entry = this.prompts.get(key);
+        if (err instanceof PromptStoreError && entry !== undefined) entry.failing = true;
+      });
+      this.labelFlights.set(key, started);
+      flight = started;
+    }
+    return flight;
+  }
+
+  /**
+   * L2 → table, within one `requestTimeoutMs`, like a CURRENT read but without the catalog: a label outlives its
+   * prompt's deletion at the source, which takes the id out of the catalog. Waits for a rollout's candidate.
+   */
+  private async fetchLabel(promptId: string, label: string, key: string): Promise<Entry> {
+    const deadline = this.reader.deadline();
+    const sortKey = labelItemKey(label);
+    const generation = this.generation;
+    let loaded = await this.reader.read(promptId, sortKey, deadline);
+    let entry: Entry;
+    try {
+      entry = this.acceptLabel(key, promptId, label, loaded, generation);
+    } catch (err) {
+      if (!(loaded?.fromL2 === true && err instanceof PromptStoreError)) throw err;
+      this.counters.l2Errors++; // an L2 value that breaks the contract: read the table
+      loaded = await this.reader.read(promptId, sortKey, deadline, true);
+      entry = this.acceptLabel(key, promptId, label, loaded, generation);
+    }
+    if (entry.rollout?.loading !== undefined) await entry.rollout.loading;
+    return entry;
+  }
+
+  /** Remembers a loaded label item (or that there is none); returns its entry. */
+  private acceptLabel(key: string, promptId: string, label: string, loaded: Loaded | undefined, generation = this.generation): Entry {
+    const item = loaded?.item;
+    const served = item === undefined ? undefined : promptFromLabelItem(item, label);
+    if (loaded === undefined || item === undefined || served === undefined) {
+      this.prompts.delete(key);
+      this.notFound.set(key, Date.now() + this.options.notFoundMaxAgeMs);
+      if (this.labelsAsked.size < this.options.maxEntries) this.labelsAsked.add(label);
+      throw new PromptNotFoundError(promptId, undefined, item === undefined ? missingLabelReason(label) : `label '${label}' deleted`);
+    }
+    const fetchedAt = loaded.source === 'stream' ? Date.now() : loaded.fetchedAt;
+    const held = this.prompts.get(key);
+    if (held?.token !== undefined && !held.invalidated && held.expiresAt > Date.now()
+      && (loaded.token === undefined || compareTokens(held.token, loaded.token) > 0)) {
+      return held; // a late load: the stream's newer value arrived meanwhile
+    }
+    const parsed = item[LabelAttr.rollout] === undefined ? undefined : parseRollout(item[LabelAttr.rollout]);
+    const rollout = parsed?.spec === undefined ? undefined : new RolloutState(parsed.spec, label, served.prompt);
+    const entry = new Entry(key, rollout?.armA ?? served.prompt, undefined, fetchedAt + this.options.maxAgeMs, loaded.token);
+    entry.label = label;
+    entry.rollout = rollout;
+    entry.rolloutProblem = parsed?.problem === undefined ? undefined : `the rollout map is malformed: ${parsed.problem}`;
+    if (generation !== this.generation) entry.invalidated = true;
+    this.prompts.set(key, entry);
+    const byId = this.labeled.get(label) ?? new Map<string, Entry>();
+    this.labeled.set(label, byId.set(promptId, entry));
+    this.notFound.delete(key);
+    if (rollout !== undefined) this.prepareCandidate(entry, rollout).catch(() => undefined);
+    return entry;
+  }
+
   /**
    * Drops in-process copies so the next read goes to the L2 (or the table): of one prompt (its CURRENT version,
    * its exact versions and any not-found answer), or of everything, the catalog included. The shared L2 is
@@ -201,6 +426,11 @@ export class PromptClient {
     }
     this.prompts.delete(promptId);
     this.notFound.delete(promptId);
+    for (const byId of [...this.labeled.values()]) {
+      const entry = byId.get(promptId);
+      if (entry !== undefined) this.prompts.delete(entry.key);
+    }
+    for (const label of this.labelsAsked) this.notFound.delete(labelCacheKey(label, promptId));
     for (const entry of [...(this.pinned.get(promptId)?.values() ?? [])]) {
       this.prompts.delete(entry.key);
       this.notFound.delete(entry.key);
@@ -236,22 +466,36 @@ export class PromptClient {
    * under way), so the first requests are served from memory. Unknown ids are remembered as not found and do
    * not fail.
    *
+   * With `{ labels }`, each id's label items too (and a rollout's candidate version).
+   *
+   * @throws PromptNotFoundError for an id or a label name that can never be valid
    * @throws PromptStoreError if the table cannot be read for one of the prompts
    * @example
    * const prompts = new PromptClient();
    * await prompts.preload(['support-triage', 'summarise-ticket']); // at init, outside the handler
+   * await prompts.preload(['support-triage'], { labels: ['production'] });
    */
-  async preload(promptIds: Iterable<string> = []): Promise<void> {
+  async preload(promptIds: Iterable<string> = [], options: PreloadOptions = {}): Promise<void> {
     if (this.l2?.ready !== undefined) {
       await withTimeout(() => this.l2!.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
     }
     const catalog = this.catalog.refresh().then(() => { this.catalogWarm = true; });
-    const loads = [...promptIds].map(async (promptId) => {
+    const ids = [...promptIds];
+    const loads = ids.map(async (promptId) => {
       this.assertValid(promptId, undefined);
       const entry = this.prompts.get(promptId);
       if (entry !== undefined && entry.version === undefined && entry.expiresAt > Date.now() && !entry.invalidated) return entry.prompt;
       return this.load(promptId, undefined, promptId);
     });
+    for (const label of options.labels ?? []) {
+      const invalid = invalidLabelReason(label);
+      if (invalid !== undefined) throw new PromptNotFoundError(String(ids[0] ?? ''), undefined, invalid);
+      for (const promptId of ids) {
+        const entry = this.labeled.get(label)?.get(promptId);
+        if (entry !== undefined && entry.expiresAt > Date.now() && !entry.invalidated) continue;
+        loads.push(this.loadLabel(promptId, label, labelCacheKey(label, promptId)).then((e) => e.prompt));
+      }
+    }
     await catalog;
     for (const result of await Promise.allSettled(loads)) {
       if (result.status === 'rejected' && !(result.reason instanceof PromptNotFoundError)) throw result.reason;
@@ -303,7 +547,8 @@ export class PromptClient {
     this.generation++;
     this.notFound.clear();
     const checks = [...this.prompts.values()].filter((e) => e.version === undefined).map(async (entry) => {
-      const shared = await this.reader.readShared(entry.prompt.id, CURRENT, false, true);
+      const sortKey = entry.label === undefined ? CURRENT : labelItemKey(entry.label);
+      const shared = await this.reader.readShared(entry.prompt.id, sortKey, false, true);
       if (this.prompts.get(entry.key) !== entry) return; // replaced meanwhile
       if (shared?.token === undefined) {
         entry.invalidated = true;
@@ -313,7 +558,8 @@ export class PromptClient {
       } else {
         this.counters.revalidations++;
         try {
-          this.accept(entry.key, entry.prompt.id, undefined, shared);
+          if (entry.label === undefined) this.accept(entry.key, entry.prompt.id, undefined, shared);
+          else this.acceptLabel(entry.key, entry.prompt.id, entry.label, shared);
         } catch (err) {
           if (!(err instanceof PromptNotFoundError)) entry.invalidated = true; // a value that breaks the contract
         }
@@ -363,10 +609,10 @@ export class PromptClient {
   }
 
   /** The load of `key` under way, or a new one. Never leaves an unhandled rejection behind. */
-  private load(promptId: string, version: number | undefined, key: string): Promise<Prompt> {
+  private load(promptId: string, version: number | undefined, key: string, direct = false): Promise<Prompt> {
     let flight = this.flights.get(key);
     if (flight === undefined) {
-      const started = this.fetch(promptId, version, key);
+      const started = direct ? this.fetchRemote(promptId, version, key, this.reader.deadline()) : this.fetch(promptId, version, key);
       const settle = () => {
         if (this.flights.get(key) === started) this.flights.delete(key);
       };
@@ -463,6 +709,13 @@ export class PromptClient {
 
   /** Keeps `pinned` in step with `prompts`: called for every entry that leaves it. */
   private unpin(entry: Entry): void {
+    if (entry.label !== undefined) {
+      const byId = this.labeled.get(entry.label);
+      if (byId?.get(entry.prompt.id) !== entry) return;
+      byId.delete(entry.prompt.id);
+      if (byId.size === 0) this.labeled.delete(entry.label);
+      return;
+    }
     if (entry.version === undefined) return;
     const byVersion = this.pinned.get(entry.prompt.id);
     if (byVersion?.get(entry.version) !== entry) return;

@@ -17,11 +17,11 @@
  * };
  */
 export { PromptClient } from './client';
-export type { GetPromptOptions } from './client';
+export type { GetPromptOptions, PreloadOptions } from './client';
 export type { PromptFallback } from './fallback';
 export type { PromptClientOptions } from './options';
 export { Defaults, EnvVars, MAX_TIMER_MS } from './options';
-export type { Prompt, PromptBase, TextPrompt, ChatPrompt, RenderedChat, PromptVariables } from './prompt';
+export type { Prompt, PromptBase, PromptRollout, TextPrompt, ChatPrompt, RenderedChat, PromptVariables } from './prompt';
 export { PromptServingError, PromptNotFoundError, PromptRenderError, PromptStoreError } from './errors';
 export { l2Key } from './l2';
 export type { PromptCacheL2 } from './l2';

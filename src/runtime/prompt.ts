@@ -36,6 +36,32 @@ export interface PromptBase {
    * the table could not be read (stale-if-error).
    */
   readonly stale: boolean;
+  /** The label this prompt was served for (`getPrompt(id, { label })`); `undefined` for `CURRENT` and exact versions. */
+  readonly label?: string;
+  /**
+   * The rollout arm served, when the label has a rollout in progress: log it next to the model's output.
+   * `version` is the version of that arm. `undefined` without a rollout (or when the rollout map is malformed).
+   */
+  readonly rollout?: PromptRollout;
+  /**
+   * `true` when the source deleted this prompt while a label still points at one of its versions: the label keeps
+   * serving that version's content until it is moved. Always `false` for `CURRENT` and exact versions.
+   */
+  readonly sourceDeleted: boolean;
+}
+
+/** Which arm of a label's rollout a read served (`prompt.rollout`). */
+export interface PromptRollout {
+  /** The label. */
+  readonly label: string;
+  /** The rollout's id (`rollout_id`), as the audit trail records it. */
+  readonly rolloutId: string;
+  /** `A`: the label's own version; `B`: the candidate. */
+  readonly arm: 'A' | 'B';
+  /** The share served arm B, in basis points (0 to 10,000). */
+  readonly percentBp: number;
+  /** The candidate's version number (arm B). */
+  readonly candidateVersion: number;
 }
 
 /** A single-string prompt (`template_type = TEXT`). */
@@ -105,6 +131,7 @@ export function promptFromItem(item: Record<string, unknown>, minVersion = 1): P
     modelId: content.model_id,
     inferenceConfig: content.inference_config,
     content,
+    sourceDeleted: false,
   };
   if (templateType === TEMPLATE_TEXT) {
     if (typeof content.text !== 'string') throw malformed(`TEXT prompt without ${Attr.text}`);
@@ -124,6 +151,21 @@ export function staleCopy(prompt: Prompt): Prompt {
     : new ServedChatPrompt(prompt, prompt.messages, prompt.system, true);
 }
 
+/** The same prompt as served for a label: `label`, `rollout` and `sourceDeleted` set (shares the frozen content). */
+export function servedForLabel(prompt: Prompt, label: string, rollout: PromptRollout | undefined, sourceDeleted: boolean): Prompt {
+  const base: Base = { ...baseOf(prompt), label, rollout: rollout === undefined ? undefined : Object.freeze({ ...rollout }), sourceDeleted };
+  return prompt.templateType === TEMPLATE_TEXT
+    ? new ServedTextPrompt(base, prompt.text, prompt.stale)
+    : new ServedChatPrompt(base, prompt.messages, prompt.system, prompt.stale);
+}
+
+function baseOf(p: PromptBase): Base {
+  return {
+    id: p.id, version: p.version, checksum: p.checksum, inputVariables: p.inputVariables, modelId: p.modelId,
+    inferenceConfig: p.inferenceConfig, content: p.content, label: p.label, rollout: p.rollout, sourceDeleted: p.sourceDeleted,
+  };
+}
+
 type Base = Omit<PromptBase, 'stale'>;
 
 /** What both template types share: copied from the item once, then read by every caller. */
@@ -135,6 +177,9 @@ abstract class ServedPrompt implements PromptBase {
   readonly modelId?: string;
   readonly inferenceConfig?: Readonly<Record<string, JsonValue>>;
   readonly content: Readonly<PromptContent>;
+  readonly label: string | undefined;
+  readonly rollout: PromptRollout | undefined;
+  readonly sourceDeleted: boolean;
 
   constructor(base: Base, readonly stale: boolean) {
     this.id = base.id;
@@ -144,6 +189,9 @@ abstract class ServedPrompt implements PromptBase {
     this.modelId = base.modelId;
     this.inferenceConfig = base.inferenceConfig;
     this.content = base.content;
+    this.label = base.label;
+    this.rollout = base.rollout;
+    this.sourceDeleted = base.sourceDeleted;
   }
 }
 

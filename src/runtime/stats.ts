@@ -36,6 +36,12 @@ export interface PromptClientStats {
   readonly epochMoves: number;
   /** In-process copies replaced by a newer one from the L2 during a re-validation. */
   readonly revalidations: number;
+  /**
+   * Labeled reads served arm A because the label's rollout cannot serve arm B: a malformed rollout map (every read
+   * of the label), or, for reads assigned arm B, a candidate version that is absent, has another checksum than the
+   * map names, or could not be read yet. Each reason is logged once (WARN).
+   */
+  readonly rolloutFaults: number;
   /** Prompts dropped by the size bound. */
   readonly evictions: number;
   /** Prompts held in memory now (fresh or expired). */
@@ -63,5 +69,6 @@ export function newCounters(): Counters {
     fallbackServes: 0,
     epochMoves: 0,
     revalidations: 0,
+    rolloutFaults: 0,
   };
 }

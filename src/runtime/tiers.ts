@@ -10,7 +10,7 @@ import { PromptCacheL2, withTimeout } from './l2';
 import type { Counters } from './stats';
 import { TableItemReader } from './store';
 import { fromItem, Item } from '../schema/ddb-codec';
-import { CATALOG_ID, CURRENT } from '../schema/keys';
+import { CATALOG_ID, parseVersionKey } from '../schema/keys';
 import {
   decodeFillValue, decodeStreamValue, DynamoJsonItem, encodeFillValue, fromDynamoJson, l2FillKey, l2FillTtlSeconds, l2ItemKey,
   toDynamoJson,
@@ -128,7 +128,8 @@ export class CacheFirstReader extends TableItemReader {
     }
     const fill = rawFill === undefined || rawFill === null ? undefined : decodeFillValue(rawFill, promptId, sortKey, now);
     const lineage = l2.writeThrough === true ? incarnation ?? null : null;
-    if (fill !== undefined && fill.inc === lineage && (sortKey !== CURRENT || now < fill.fetchedAt + this.shared.maxAgeMs)) {
+    // Only immutable version items are trusted whatever the fill's age; pointers and labels within maxAgeMs.
+    if (fill !== undefined && fill.inc === lineage && (parseVersionKey(sortKey) !== undefined || now < fill.fetchedAt + this.shared.maxAgeMs)) {
       const item = decodeItem(fill.item);
       if (item != null) {
         if (count) this.stats.l2Hits++;

@@ -1,10 +1,13 @@
 /**
- * Wire contract (table schema v1): keys, reserved ids, attribute names, statuses and version sort keys.
+ * Wire contract (table schema v2; v2 added labels and rollouts, ./labels.ts): keys, reserved ids, attribute names, statuses and version sort keys.
  * Part of the schema module shared by the construct, the handlers and the runtime clients (see ./index.ts).
  */
 
-/** Version of the item layout described here. Written on every pointer as `schema_version`. */
-export const SCHEMA_VERSION = 1;
+/**
+ * Version of the item layout described here. Written on every pointer as `schema_version`. 2: label items
+ * (`LABEL#<name>`) with their `rollout` map, and audit records (`AUDIT#…`), beside the v1 items (unchanged).
+ */
+export const SCHEMA_VERSION = 2;
 
 /** Partition key: the prompt's id (S). */
 export const PARTITION_KEY = 'prompt_id';

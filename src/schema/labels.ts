@@ -15,6 +15,7 @@
  * `AUDIT#<ISO-8601 time>#<8 hex digits>`, one per pointer move (see {@link AuditAttr}).
  */
 import { createHash } from 'node:crypto';
+import { MAX_VERSION_NUMBER } from './keys';
 
 /** Sort key prefix of label items: `LABEL#production`. */
 export const LABEL_SORT_KEY_PREFIX = 'LABEL#';
@@ -44,6 +45,12 @@ export const LabelAttr = {
   /** The rollout in progress (M), absent when none; its keys are {@link RolloutAttr}. */
   rollout: 'rollout',
 } as const;
+
+/**
+ * Attributes a label item carries beside the prompt content: they describe the label, not the prompt, so readers
+ * leave them out of the content they serve (the checksum of a label item is its version's checksum).
+ */
+export const LABEL_ITEM_ATTRIBUTES: ReadonlySet<string> = new Set(Object.values(LabelAttr));
 
 /** Keys of a label's `rollout` map. */
 export const RolloutAttr = {
@@ -140,4 +147,69 @@ export function parseLabelSortKey(sortKey: string): string | undefined {
 export function rolloutBucket(promptId: string, label: string, key: string): number {
   const digest = createHash('sha256').update(`${promptId}\u0000${label}\u0000${key}`, 'utf8').digest();
   return digest.readUInt32BE(0) % ROLLOUT_SCALE;
+}
+
+/** A rollout map as readers use it (the keys they need of {@link RolloutAttr}; the rest is the controller's). */
+export interface RolloutSpec {
+  readonly rolloutId: string;
+  readonly candidateVersion: number;
+  readonly candidateChecksum: string;
+  readonly percentBp: number;
+}
+
+/** A checksum as the contract writes it: `sha256:` + 64 lowercase hex digits. */
+export const CHECKSUM_PATTERN = /^sha256:[0-9a-f]{64}$/;
+/** Longest `rollout_id` readers accept (they echo it into logs). */
+export const MAX_ROLLOUT_ID_LENGTH = 128;
+
+/**
+ * The rollout a label item's `rollout` attribute describes, or why readers cannot use it. A map written by hand
+ * may break any rule; readers then serve arm A (the label's own content) and count it, never arm B. The rules
+ * (mirrored by the Python client, conformance `rollout.json`): a map; `rollout_id` a non-empty string of at most
+ * {@link MAX_ROLLOUT_ID_LENGTH} characters; `candidate_version` a whole number from 1 to 999999;
+ * `candidate_checksum` `sha256:` + 64 lowercase hex; `percent_bp` a whole number from 0 to {@link ROLLOUT_SCALE}.
+ */
+export function parseRollout(value: unknown): { readonly spec: RolloutSpec; readonly problem?: undefined } | { readonly spec?: undefined; readonly problem: string } {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Uint8Array) {
+    return { problem: `${LabelAttr.rollout} is not a map` };
+  }
+  const map = value as Record<string, unknown>;
+  const own = (key: string): unknown => (Object.hasOwn(map, key) ? map[key] : undefined);
+  const rolloutId = own(RolloutAttr.rolloutId);
+  const candidateVersion = own(RolloutAttr.candidateVersion);
+  const candidateChecksum = own(RolloutAttr.candidateChecksum);
+  const percentBp = own(RolloutAttr.percentBp);
+  if (typeof rolloutId !== 'string' || rolloutId.length === 0 || rolloutId.length > MAX_ROLLOUT_ID_LENGTH) {
+    return { problem: `${RolloutAttr.rolloutId} ${show(rolloutId)} is not a string of 1 to ${MAX_ROLLOUT_ID_LENGTH} characters` };
+  }
+  if (!isWhole(candidateVersion, 1, MAX_VERSION_NUMBER)) {
+    return { problem: `${RolloutAttr.candidateVersion} ${show(candidateVersion)} is not a whole number from 1 to ${MAX_VERSION_NUMBER}` };
+  }
+  if (typeof candidateChecksum !== 'string' || !CHECKSUM_PATTERN.test(candidateChecksum)) {
+    return { problem: `${RolloutAttr.candidateChecksum} ${show(candidateChecksum)} is not sha256: and 64 lowercase hex digits` };
+  }
+  if (!isWhole(percentBp, 0, ROLLOUT_SCALE)) {
+    return { problem: `${RolloutAttr.percentBp} ${show(percentBp)} is not a whole number from 0 to ${ROLLOUT_SCALE}` };
+  }
+  return { spec: { rolloutId, candidateVersion, candidateChecksum, percentBp } };
+}
+
+/** Arm of a bucket at a share: `B` iff `bucket < percentBp`. */
+export function rolloutArm(bucket: number, percentBp: number): 'A' | 'B' {
+  return bucket < percentBp ? 'B' : 'A';
+}
+
+function isWhole(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+}
+
+/** A value in a problem message: JSON for what JSON can say (cut to 40 characters), else its type. */
+function show(value: unknown): string {
+  if (value === undefined) return 'absent';
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    const text = JSON.stringify(value);
+    return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+  }
+  return Array.isArray(value) ? 'a list' : value instanceof Uint8Array ? 'binary' : 'a map';
 }

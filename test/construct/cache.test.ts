@@ -219,7 +219,7 @@ describe('stream and invalidation', () => {
       MaximumRecordAgeInSeconds: 3600,
       ParallelizationFactor: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ dynamodb: { Keys: { version: { S: ['CURRENT'] } } } }) }] },
+      FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ dynamodb: { Keys: { version: { S: ['CURRENT', { prefix: 'LABEL#' }] } } } }) }] },
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(template, 'AWS::SQS::Queue', 'InvalidationDeadLetterQueue'), 'Arn'] } } },
     });
   });

@@ -152,9 +152,12 @@ function toEventValue(av: Record<string, unknown>): unknown {
   return { [type]: av[type] };
 }
 
-/** Lambda's filter rule for the patterns used here: nested objects, leaves are lists of allowed values. */
+/** Lambda's filter rule for the patterns used here: nested objects, leaves are lists of allowed values or `{ prefix }`. */
 export function matches(pattern: unknown, value: unknown): boolean {
-  if (Array.isArray(pattern)) return pattern.some((allowed) => allowed === value);
+  if (Array.isArray(pattern)) {
+    return pattern.some((allowed) => allowed === value || (typeof (allowed as { prefix?: unknown })?.prefix === 'string'
+      && typeof value === 'string' && value.startsWith((allowed as { prefix: string }).prefix)));
+  }
   if (pattern === null || typeof pattern !== 'object') return pattern === value;
   if (value === null || typeof value !== 'object') return false;
   return Object.entries(pattern).every(([k, p]) => matches(p, (value as Record<string, unknown>)[k]));

@@ -1,0 +1,79 @@
+/**
+ * Sticky rollouts on the read side. A label item with a `rollout` map (src/schema/labels.ts) serves arm A (the
+ * label's own content) or arm B (the immutable version item `v<candidate_version>`), chosen per read by
+ * `rolloutBucket(id, label, stickinessKey) < percent_bp` — one SHA-256 per read, only while a rollout exists —
+ * or at random without a key. A rollout that cannot be served as written (a malformed map, an absent candidate, a
+ * candidate whose checksum is not the map's) fails alone: arm A is served, the read counted in `rolloutFaults`
+ * and the reason logged once; arm B is never served with content other than the candidate the map names.
+ */
+import type { Prompt, PromptRollout } from './prompt';
+import { servedForLabel, staleCopy } from './prompt';
+import { RolloutSpec, rolloutBucket, ROLLOUT_SCALE } from '../schema/labels';
+import { versionKey } from '../schema/keys';
+
+/** One label entry's rollout: both arms once the candidate is in hand. */
+export class RolloutState {
+  /** Arm A as served (the label's prompt with `rollout.arm = 'A'`). */
+  readonly armA: Prompt;
+  readonly armAResolved: Promise<Prompt>;
+  armB: Prompt | undefined;
+  armBResolved: Promise<Prompt> | undefined;
+  /** Why arm B cannot be served (permanent for this label item); arm A is served to its share instead. */
+  problem: string | undefined;
+  /** The candidate's load under way; reads assigned arm B wait for it. */
+  loading: Promise<void> | undefined;
+  /** The fault was logged (once per label item). */
+  logged = false;
+  private staleA: Prompt | undefined;
+  private staleB: Prompt | undefined;
+
+  constructor(readonly spec: RolloutSpec, readonly label: string, labelPrompt: Prompt) {
+    this.armA = servedForLabel(labelPrompt, label, this.report('A'), labelPrompt.sourceDeleted);
+    this.armAResolved = Promise.resolve(this.armA);
+  }
+
+  /** Takes the candidate version's prompt: arm B when its checksum is the map's, else a fault. */
+  offer(candidate: Prompt): void {
+    if (candidate.checksum !== this.spec.candidateChecksum) {
+      this.problem = `candidate ${versionKey(this.spec.candidateVersion)} has checksum ${candidate.checksum}, the rollout names ${this.spec.candidateChecksum}`;
+      return;
+    }
+    this.armB = servedForLabel(candidate, this.label, this.report('B'), this.armA.sourceDeleted);
+    this.armBResolved = Promise.resolve(this.armB);
+    this.problem = undefined;
+  }
+
+  /** The stale copy of an arm (stale-while-revalidate, stale-if-error), built on first use. */
+  stale(arm: 'A' | 'B'): Prompt {
+    if (arm === 'A') return this.staleA ??= staleCopy(this.armA);
+    return this.staleB ??= staleCopy(this.armB!);
+  }
+
+  private report(arm: 'A' | 'B'): PromptRollout {
+    const { rolloutId, percentBp, candidateVersion } = this.spec;
+    return { label: this.label, rolloutId, arm, percentBp, candidateVersion };
+  }
+}
+
+/**
+ * The arm of one read: by the key's bucket when a stickiness key is given (the same key always lands in the same
+ * bucket, so raising the share only moves keys from A to B), else at random.
+ */
+export function chooseArm(promptId: string, label: string, stickinessKey: string | undefined, percentBp: number): 'A' | 'B' {
+  if (percentBp <= 0) return 'A';
+  if (percentBp >= ROLLOUT_SCALE) return 'B';
+  const bucket = stickinessKey === undefined ? Math.floor(Math.random() * ROLLOUT_SCALE) : rolloutBucket(promptId, label, stickinessKey);
+  return bucket < percentBp ? 'B' : 'A';
+}
+
+/** One JSON WARN line on stdout (as the client's other logs: Lambda keeps it as one structured record). */
+export function logRolloutFault(tableName: string, promptId: string, label: string, rolloutId: string, problem: string): void {
+  process.stdout.write(JSON.stringify({
+    level: 'WARN',
+    message: `cdk-prompt-serving: the rollout of label '${label}' of prompt '${promptId}' cannot serve arm B (${problem}); arm A is served to its share until the rollout is fixed or removed`,
+    table: tableName,
+    promptId,
+    label,
+    rolloutId,
+  }) + '\n');
+}
