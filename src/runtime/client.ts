@@ -10,8 +10,8 @@ import { PromptNotFoundError, PromptServingError, PromptStoreError } from './err
 import { fallbackPrompt, PromptFallback } from './fallback';
 import { PromptCacheL2, withTimeout } from './l2';
 import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter } from './l2-env';
-import { Lru } from './lru';
 import { invalidLabelReason, labelCacheKey, labelItemKey, missingLabelReason, promptFromLabelItem } from './labels';
+import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
 import { chooseArm, logRolloutFault, RolloutState } from './rollout';

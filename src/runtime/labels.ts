@@ -4,6 +4,7 @@
  * `CURRENT`, so it goes through the same tiers (memory, L2, table), freshness rules and epoch.
  */
 import { isDeleted, Prompt, promptFromItem, servedForLabel } from './prompt';
+import { setOwn } from '../schema/checksum';
 import { LABEL_ITEM_ATTRIBUTES, LABEL_SORT_KEY_PREFIX, LabelAttr, labelNameProblem } from '../schema/labels';
 
 /**
@@ -39,7 +40,7 @@ export function promptFromLabelItem(item: Record<string, unknown>, label: string
   if (isDeleted(item)) return undefined;
   const content: Record<string, unknown> = {};
   for (const key of Object.keys(item)) {
-    if (!LABEL_ITEM_ATTRIBUTES.has(key)) Object.defineProperty(content, key, { value: item[key], enumerable: true, writable: true, configurable: true });
+    if (!LABEL_ITEM_ATTRIBUTES.has(key)) setOwn(content, key, item[key]);
   }
   const deletedAt = item[LabelAttr.sourceDeletedAt];
   const sourceDeleted = typeof deletedAt === 'string' && deletedAt.length > 0;

@@ -161,8 +161,16 @@ export function servedForLabel(prompt: Prompt, label: string, rollout: PromptRol
 
 function baseOf(p: PromptBase): Base {
   return {
-    id: p.id, version: p.version, checksum: p.checksum, inputVariables: p.inputVariables, modelId: p.modelId,
-    inferenceConfig: p.inferenceConfig, content: p.content, label: p.label, rollout: p.rollout, sourceDeleted: p.sourceDeleted,
+    id: p.id,
+    version: p.version,
+    checksum: p.checksum,
+    inputVariables: p.inputVariables,
+    modelId: p.modelId,
+    inferenceConfig: p.inferenceConfig,
+    content: p.content,
+    label: p.label,
+    rollout: p.rollout,
+    sourceDeleted: p.sourceDeleted,
   };
 }
 

@@ -8,8 +8,8 @@
  */
 import type { Prompt, PromptRollout } from './prompt';
 import { servedForLabel, staleCopy } from './prompt';
-import { RolloutSpec, rolloutBucket, ROLLOUT_SCALE } from '../schema/labels';
 import { versionKey } from '../schema/keys';
+import { RolloutSpec, rolloutBucket, ROLLOUT_SCALE } from '../schema/labels';
 
 /** One label entry's rollout: both arms once the candidate is in hand. */
 export class RolloutState {

@@ -169,7 +169,9 @@ export const MAX_ROLLOUT_ID_LENGTH = 128;
  * {@link MAX_ROLLOUT_ID_LENGTH} characters; `candidate_version` a whole number from 1 to 999999;
  * `candidate_checksum` `sha256:` + 64 lowercase hex; `percent_bp` a whole number from 0 to {@link ROLLOUT_SCALE}.
  */
-export function parseRollout(value: unknown): { readonly spec: RolloutSpec; readonly problem?: undefined } | { readonly spec?: undefined; readonly problem: string } {
+export type ParsedRollout = { readonly spec: RolloutSpec; readonly problem?: undefined } | { readonly spec?: undefined; readonly problem: string };
+
+export function parseRollout(value: unknown): ParsedRollout {
   if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Uint8Array) {
     return { problem: `${LabelAttr.rollout} is not a map` };
   }

@@ -7,7 +7,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { logGetItemKeys, markDeleted, publish, textContent, writeCatalog } from './fixtures';
 import { deleteLabel, removeRollout, rolloutMap, setRollout, writeLabel } from './labels-fixtures';
-import { PromptClient, PromptClientOptions, PromptNotFoundError, PromptServingError } from '../../src/runtime';
+import { Prompt, PromptClient, PromptClientOptions, PromptNotFoundError, PromptServingError } from '../../src/runtime';
 import { checksum, rolloutBucket } from '../../src/schema';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -172,7 +172,7 @@ describe('rollouts', () => {
     await writeLabel(admin, table, 'greeting', 'ro-sticky', 1, v1, { rollout: rolloutMap('r-sticky', 3, v3, 2500) });
     const { prompts, keys: asked } = newClient();
     // WHEN every key reads twice
-    const served = [];
+    const served: Prompt[] = [];
     for (const key of [...keys, ...keys]) served.push(await prompts.getPrompt('greeting', { label: 'ro-sticky', stickinessKey: key }));
     // THEN each key's arm is the hash's, the same both times, with the arm's version and content
     keys.forEach((key, i) => {
