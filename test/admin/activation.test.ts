@@ -44,7 +44,7 @@ describe('the pointer an activation writes', () => {
       prompt_id: 'greeting',
       version: 'CURRENT',
       status: 'ACTIVE',
-      schema_version: 1,
+      schema_version: 2,
       // content, all of it (fields the contract does not name included)
       template_type: 'TEXT',
       text: 'Hello {{name}}',

@@ -70,7 +70,7 @@ describe('full sync from a prompts directory into DynamoDB Local', () => {
       inference_config: { temperature: 0.2 },
     });
     expect(current).toMatchObject({
-      version_number: 1, latest_version_number: 1, status: 'ACTIVE', source: 'directory', schema_version: 1,
+      version_number: 1, latest_version_number: 1, status: 'ACTIVE', source: 'directory', schema_version: 2,
     });
     expect(current!.checksum).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(current!.checksum).toBe(checksum(contentOf(current!)));

@@ -342,7 +342,7 @@ test('the catalog item keeps its key and wire shape after a repair', async () =>
   await engineOver(source).fullSync();
   await client.send(new PutItemCommand({ TableName: tableName, Item: toItem({ prompt_id: CATALOG_ID, version: CURRENT, bloom: 'text', count: 1 }) }));
   await engineOver(source).fullSync();
-  expect(await raw(CATALOG_ID)).toMatchObject({ bloom_bits: 1024, bloom_hashes: expect.any(Number), count: 1, schema_version: 1 });
+  expect(await raw(CATALOG_ID)).toMatchObject({ bloom_bits: 1024, bloom_hashes: expect.any(Number), count: 1, schema_version: 2 });
 });
 
 describe('item 8: LATEST mode notices a deleted latest version on reconcile', () => {
