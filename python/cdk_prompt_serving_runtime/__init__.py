@@ -22,7 +22,7 @@ from .errors import PromptNotFoundError, PromptRenderError, PromptServingError, 
 from .fallback import PromptFallback
 from .l2 import PromptCacheL2, l2_key
 from .options import DEFAULTS, ENV_VARS, MAX_TIMER_MS
-from .prompt import Prompt
+from .prompt import Prompt, PromptRollout
 from .stats import PromptClientStats
 
 __version__ = "0.1.0"
@@ -33,6 +33,7 @@ __all__ = [
     "MAX_TIMER_MS",
     "Prompt",
     "PromptCacheL2",
+    "PromptRollout",
     "PromptClient",
     "PromptClientStats",
     "PromptFallback",

@@ -8,19 +8,28 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, Hashable, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
 
 from .catalog import Catalog
 from .epoch import EpochWatcher
 from .errors import PromptNotFoundError, PromptServingError, PromptStoreError
 from .fallback import PromptFallback, fallback_prompt
 from .l2 import PromptCacheL2
+from .labels import (
+    invalid_label_reason,
+    label_cache_key,
+    label_item_key,
+    missing_label_reason,
+    prompt_from_label_item,
+)
 from .lru import Lru, Slot
 from .options import ResolvedOptions, resolve_options
 from .prompt import Prompt, is_deleted, prompt_from_item
+from .rollout import RolloutState, choose_arm, log_rollout_fault
 from .schema.env import Env
 from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, PROMPT_ID_RULE, is_valid_prompt_id, version_key
 from .schema.l2 import compare_tokens, l2_epoch_key
+from .schema.labels import LabelAttr, parse_rollout
 from .stats import Counters, PromptClientStats, report_l2_unavailable
 from .store import TableReader
 from .tiers import SharedReader, Token
@@ -37,7 +46,8 @@ class _Entry:
     copy, so it is not served as fresh (nor stale-while-revalidate) but kept as the last good copy for
     stale-if-error until a newer one is in hand. ``token``: the stream value's ordering token (stream copies only)."""
 
-    __slots__ = ("key", "prompt", "version", "expires_at", "token", "failing", "invalidated", "used", "_stale")
+    __slots__ = ("key", "prompt", "version", "expires_at", "token", "failing", "invalidated", "used", "_stale",
+                 "label", "rollout", "rollout_problem")
 
     def __init__(self, key: Hashable, prompt: Prompt, version: Optional[int], expires_at: float,
                  token: Optional[Token]) -> None:
@@ -50,6 +60,11 @@ class _Entry:
         self.failing = False
         self.invalidated = False
         self._stale: Optional[Prompt] = None
+        self.label: Optional[str] = None
+        """A label entry's label (``None`` for CURRENT and exact versions)."""
+        self.rollout: Optional[RolloutState] = None
+        self.rollout_problem: Optional[str] = None
+        """Why a label entry's rollout map cannot be used (every read is served arm A and counted)."""
 
     @property
     def stale(self) -> Prompt:
@@ -62,12 +77,14 @@ class _Entry:
 class _Flight:
     """A load under way: the first thread runs it, the others wait for its outcome."""
 
-    __slots__ = ("done", "result", "error")
+    __slots__ = ("done", "result", "error", "entry")
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.result: Optional[Prompt] = None
         self.error: Optional[BaseException] = None
+        self.entry: Optional[_Entry] = None
+        """A label load's outcome: the entry, so each waiting read picks its own arm."""
 
 
 def _default_dynamodb_client(request_timeout: float) -> Any:
@@ -186,6 +203,11 @@ class PromptClient:
         self._pinned: Dict[str, Dict[int, _Entry]] = {}
         self._not_found: Lru[Slot[float]] = Lru(o.max_entries)
         self._flights: Dict[Hashable, _Flight] = {}
+        # Label entries of _prompts (under label_cache_key) by label then id, so a labeled hit builds no key tuple.
+        self._labeled: Dict[str, Dict[str, _Entry]] = {}
+        self._labels_asked: Set[str] = set()
+        """Labels answered not found, so ``invalidate(id)`` forgets those answers too (bounded by ``max_entries``)."""
+        self._faults_logged: Dict[Hashable, str] = {}
         self._lock = threading.Lock()
         self._reader = TableReader(
             dynamodb_client if dynamodb_client is not None else _default_dynamodb_client(o.request_timeout),
@@ -250,7 +272,8 @@ class PromptClient:
     # ------------------------------------------------------------------------------------------------------
 
     def get_prompt(self, prompt_id: str, version: Optional[int] = None, *,
-                   fallback: Optional[PromptFallback] = None) -> Prompt:
+                   fallback: Optional[PromptFallback] = None, label: Optional[str] = None,
+                   stickiness_key: Optional[str] = None) -> Prompt:
         """The CURRENT version of a prompt (one eventually consistent ``GetItem`` of its pointer when not cached),
         or an exact version with ``version=3`` (the ``v000003`` item; immutable, cached until evicted).
 
@@ -258,17 +281,27 @@ class PromptClient:
         neither the L2 nor memory holds a copy within ``stale_if_error_seconds``. Never used for a prompt that does
         not exist. Default: no fallback, the read raises ``PromptStoreError``.
 
+        ``label="production"`` reads a label instead of CURRENT (cached, negative-cached and kept fresh as CURRENT is);
+        while the label has a rollout, ``stickiness_key`` (a user or tenant id) picks the arm, the same for the same
+        key for the whole rollout; without it each read picks at random by the rollout's share. The prompt reports
+        ``label``, ``rollout`` (:class:`PromptRollout`) and ``source_deleted``.
+
         :raises PromptNotFoundError: if the prompt does not exist, was deleted, or the id or version is invalid or
             reserved (answered without any remote call)
         :raises PromptStoreError: if the table cannot be read, no copy within ``stale_if_error_seconds`` is held and
             no ``fallback`` is given
+        :raises PromptServingError: for ``version`` and ``label`` together, or a ``stickiness_key`` that is not a str
 
         Example::
 
             prompt = prompts.get_prompt("support-triage")
+            labeled = prompts.get_prompt("support-triage", label="production", stickiness_key=user_id)
+            logger.info("served %s %s", labeled.version, labeled.rollout)
             pinned = prompts.get_prompt("support-triage", version=3)
             safe = prompts.get_prompt("support-triage", fallback=PromptFallback(text="Triage: {{ticket}}"))
         """
+        if label is not None:
+            return self._get_labeled(prompt_id, label, version, fallback, stickiness_key)
         if version is None:
             try:
                 entry = self._map.get(prompt_id)
@@ -297,32 +330,253 @@ class PromptClient:
             epoch.tick(now)
         return self._miss(prompt_id, version, prompt_id if version is None else (prompt_id, version), None, fallback)
 
-    def preload(self, prompt_ids: Iterable[str] = ()) -> None:
+    # ------------------------------------------------------------------------------------------------------
+    # labels and rollouts
+    # ------------------------------------------------------------------------------------------------------
+
+    def _get_labeled(self, prompt_id: Any, label: Any, version: Any, fallback: Optional[PromptFallback],
+                     stickiness_key: Any) -> Prompt:
+        """``get_prompt`` with a label: a fresh copy in memory (then the rollout's arm), else a miss."""
+        if stickiness_key is not None and not isinstance(stickiness_key, str):
+            raise PromptServingError(f"`stickiness_key` must be a string, got {_js_type(stickiness_key)}")
+        if version is not None:
+            raise PromptServingError("give `version` or `label`, not both: a label names its own version")
+        try:
+            by_id = self._labeled.get(label)
+            entry = by_id.get(prompt_id) if by_id is not None else None
+        except TypeError:  # an unhashable label or id: said on the miss path
+            entry = None
+        now = self._clock()
+        epoch = self._epoch
+        if now >= epoch.due and (entry is not None or epoch.polled):
+            epoch.tick(now)
+        if entry is not None and entry.expires_at > now and not entry.invalidated:
+            entry.used = True
+            self._hits += 1
+            if entry.rollout is None and entry.rollout_problem is None:
+                return entry.prompt
+            return self._serve_arm(entry, stickiness_key, False)
+        return self._labeled_miss(prompt_id, label, fallback, stickiness_key, entry)
+
+    def _labeled_miss(self, prompt_id: Any, label: Any, fallback: Optional[PromptFallback], stickiness_key: Optional[str],
+                      cached: Optional[_Entry]) -> Prompt:
+        o = self._options
+        now = self._clock()
+        if cached is not None and (
+            (not cached.invalidated and now < cached.expires_at + o.stale_while_revalidate)
+            or (cached.failing and now < cached.expires_at + o.stale_if_error)
+        ):
+            self._counters.stale_serves += 1
+            self._load_label_in_background(prompt_id, label)
+            return self._serve_arm(cached, stickiness_key, True)
+        self._assert_valid(prompt_id, None)
+        invalid = invalid_label_reason(label)
+        if invalid is not None:
+            raise PromptNotFoundError(prompt_id, None, invalid)
+        key = label_cache_key(label, prompt_id)
+        not_found = self._not_found.get(key)
+        if not_found is not None and now < not_found.value:
+            self._counters.negative_hits += 1
+            raise PromptNotFoundError(prompt_id, None, missing_label_reason(label))
+        self._counters.misses += 1
+        try:
+            return self._serve_arm(self._load_label(prompt_id, label), stickiness_key, False)
+        except PromptStoreError:
+            if cached is not None and self._clock() < cached.expires_at + o.stale_if_error:
+                self._counters.stale_serves += 1
+                return self._serve_arm(cached, stickiness_key, True)
+            if fallback is None:
+                raise
+            self._counters.fallback_serves += 1
+            return fallback_prompt(prompt_id, fallback)
+
+    def _serve_arm(self, entry: _Entry, stickiness_key: Optional[str], stale: bool) -> Prompt:
+        """The arm a read of a label entry serves (the entry's own prompt without a usable rollout)."""
+        rollout = entry.rollout
+        if rollout is None:
+            if entry.rollout_problem is not None:
+                self._rollout_fault(entry, entry.rollout_problem)
+            return entry.stale if stale else entry.prompt
+        assert entry.label is not None
+        if choose_arm(entry.prompt.id, entry.label, stickiness_key, rollout.spec.percent_bp) == "A":
+            return rollout.stale("A") if stale else rollout.arm_a
+        if rollout.arm_b is not None:
+            return rollout.stale("B") if stale else rollout.arm_b
+        if rollout.problem is None:  # the candidate could not be read: retried in the background
+            self._load_candidate_in_background(entry.prompt.id, rollout)
+        self._rollout_fault(entry, rollout.problem or f"candidate v{rollout.spec.candidate_version} could not be read")
+        return rollout.stale("A") if stale else rollout.arm_a
+
+    def _rollout_fault(self, entry: _Entry, problem: str) -> None:
+        """A read served arm A because arm B cannot be: counted, and logged once per label entry and reason."""
+        self._counters.rollout_faults += 1
+        if self._faults_logged.get(entry.key) == problem:
+            return
+        if len(self._faults_logged) >= self._options.max_entries:
+            self._faults_logged.clear()
+        self._faults_logged[entry.key] = problem
+        rollout_id = entry.rollout.spec.rollout_id if entry.rollout is not None else ""
+        log_rollout_fault(self._options.table_name, entry.prompt.id, entry.label or "", rollout_id, problem)
+
+    def _prepare_candidate(self, prompt_id: str, rollout: RolloutState) -> None:
+        """Puts the candidate version in hand: from memory at once, else one read (the catalog not consulted)."""
+        version = rollout.spec.candidate_version
+        by_version = self._pinned.get(prompt_id)
+        held = by_version.get(version) if by_version is not None else None
+        if held is not None:
+            rollout.offer(held.prompt)
+            return
+        try:
+            rollout.offer(self._load(prompt_id, version, (prompt_id, version), direct=True))
+        except PromptNotFoundError:
+            rollout.problem = f"candidate version item {version_key(version)} is absent"
+        except PromptServingError as err:  # any other failure: retried by the next read assigned arm B
+            logger.debug("candidate %s of %s not read: %s", version, prompt_id, err)
+
+    def _load_candidate_in_background(self, prompt_id: str, rollout: RolloutState) -> None:
+        if rollout.loading is not None and not rollout.loading.is_set():
+            return
+        done = rollout.loading = threading.Event()
+
+        def run() -> None:
+            try:
+                self._prepare_candidate(prompt_id, rollout)
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="prompt-candidate", daemon=True).start()
+
+    def _load_label(self, prompt_id: str, label: str) -> _Entry:
+        """The load of a label's entry under way (waited for), or a new one run on this thread."""
+        key = label_cache_key(label, prompt_id)
+        flight, owner = self._join_or_start(key)
+        if owner:
+            self._run_label(flight, prompt_id, label, key)
+        elif not flight.done.wait(self._options.request_timeout * 2 + 1.0):
+            self._counters.store_errors += 1
+            raise PromptStoreError(
+                f"GetItem {prompt_id}/{label_item_key(label)} on table {self._options.table_name} "
+                f"timed out after {round(self._options.request_timeout * 1000)} ms"
+            )
+        if flight.error is not None:
+            raise flight.error
+        assert flight.entry is not None
+        return flight.entry
+
+    def _load_label_in_background(self, prompt_id: str, label: str) -> None:
+        key = label_cache_key(label, prompt_id)
+        flight, owner = self._join_or_start(key)
+        if owner:
+            threading.Thread(target=self._run_label, args=(flight, prompt_id, label, key), name="prompt-refresh",
+                             daemon=True).start()
+
+    def _run_label(self, flight: _Flight, prompt_id: str, label: str, key: Hashable) -> None:
+        try:
+            flight.entry = self._fetch_label(prompt_id, label, key)
+            flight.result = flight.entry.prompt
+        except BaseException as err:  # noqa: BLE001 - handed to every waiter
+            flight.error = err
+            if isinstance(err, PromptStoreError):
+                entry = self._map.get(key)
+                if entry is not None:
+                    entry.failing = True
+        finally:
+            with self._lock:
+                if self._flights.get(key) is flight:
+                    del self._flights[key]
+            flight.done.set()
+
+    def _fetch_label(self, prompt_id: str, label: str, key: Hashable) -> _Entry:
+        """L2 → table, within one ``request_timeout_ms``, like a CURRENT read but without the catalog: a label outlives
+        its prompt's deletion at the source, which takes the id out of the catalog."""
+        deadline = self._reader.deadline()
+        sort_key = label_item_key(label)
+        generation = self._generation
+        shared = self._tiers.read_shared(prompt_id, sort_key)
+        if shared is not None:
+            try:
+                return self._accept_label(key, prompt_id, label, shared.item,
+                                          self._clock() if shared.source == "stream" else shared.fetched_at,
+                                          shared.token, generation)
+            except PromptStoreError as err:  # an L2 value that breaks the contract: read the table
+                self._counters.l2_errors += 1
+                logger.debug("L2 value of %s/%s ignored: %s", prompt_id, sort_key, err)
+        item, fetched_at = self._tiers.read_table(prompt_id, sort_key, deadline)
+        return self._accept_label(key, prompt_id, label, item, fetched_at, None, generation)
+
+    def _accept_label(self, key: Hashable, prompt_id: str, label: str, item: Optional[Mapping[str, Any]],
+                      fetched_at: float, token: Optional[Token], generation: Optional[int] = None) -> _Entry:
+        """Remembers a label item (or that there is none) and puts a rollout's candidate in hand; returns the entry."""
+        served = prompt_from_label_item(item, label) if item is not None else None
+        if item is None or served is None:
+            self._forget(key)
+            if len(self._labels_asked) < self._options.max_entries:
+                self._labels_asked.add(label)
+            raise PromptNotFoundError(prompt_id, None, missing_label_reason(label) if item is None
+                                      else f"label '{label}' deleted")
+        held = self._map.get(key)
+        if (held is not None and held.token is not None and not held.invalidated and held.expires_at > self._clock()
+                and (token is None or compare_tokens(held.token, token) > 0)):
+            return held  # a late load: the stream's newer value arrived meanwhile
+        raw_rollout = item.get(LabelAttr.rollout)
+        spec, problem = parse_rollout(raw_rollout) if LabelAttr.rollout in item else (None, None)
+        rollout = RolloutState(spec, label, served) if spec is not None else None
+        if rollout is not None:
+            self._prepare_candidate(prompt_id, rollout)
+        entry = _Entry(key, rollout.arm_a if rollout is not None else served, None,
+                       fetched_at + self._options.max_age, token)
+        entry.label = label
+        entry.rollout = rollout
+        entry.rollout_problem = None if problem is None else f"the rollout map is malformed: {problem}"
+        if generation is not None and generation != self._generation:
+            entry.invalidated = True
+        self._prompts.set(key, entry)
+        with self._lock:
+            self._labeled.setdefault(label, {})[prompt_id] = entry
+        self._not_found.delete(key)
+        return entry
+
+    def preload(self, prompt_ids: Iterable[str] = (), *, labels: Optional[Iterable[str]] = None) -> None:
         """Reads the catalog, and the CURRENT version of each listed prompt not fresh in memory (joining reads under
         way, up to 8 at once), so the first requests are served from memory. Unknown ids are remembered as not
-        found and do not fail.
+        found and do not fail. With ``labels``, each id's label items too (and a rollout's candidate version).
 
-        :raises PromptNotFoundError: for an id that can never be valid (reserved, empty, too long)
+        :raises PromptNotFoundError: for an id or a label name that can never be valid (reserved, empty, too long)
         :raises PromptStoreError: if the table cannot be read for one of the prompts
 
         Example::
 
             prompts = PromptClient()
             prompts.preload(["support-triage", "summarize"])  # at import time, outside the handler
+            prompts.preload(["support-triage"], labels=["production"])
         """
         ids = list(prompt_ids)
         for prompt_id in ids:
             self._assert_valid(prompt_id, None)
+        label_list = list(labels or ())
+        for label in label_list:
+            invalid = invalid_label_reason(label)
+            if invalid is not None:
+                raise PromptNotFoundError(ids[0] if ids else "", None, invalid)
         self._catalog.refresh(self._reader.deadline())
         now = self._clock()
-        todo = [p for p in dict.fromkeys(ids) if not self._fresh(p, now)]
+        todo: List[Tuple[str, Optional[str]]] = [(p, None) for p in dict.fromkeys(ids) if not self._fresh(p, now)]
+        for label in label_list:
+            for p in dict.fromkeys(ids):
+                held = self._labeled.get(label, {}).get(p)
+                if held is None or held.expires_at <= now or held.invalidated:
+                    todo.append((p, label))
         if not todo:
             return
         errors: List[PromptServingError] = []
 
-        def one(prompt_id: str) -> None:
+        def one(job: Tuple[str, Optional[str]]) -> None:
+            prompt_id, label = job
             try:
-                self._load(prompt_id, None, prompt_id)
+                if label is None:
+                    self._load(prompt_id, None, prompt_id)
+                else:
+                    self._load_label(prompt_id, label)
             except PromptNotFoundError:
                 pass
             except PromptServingError as err:
@@ -358,6 +612,12 @@ class PromptClient:
             return
         self._prompts.delete(prompt_id)
         self._not_found.delete(prompt_id)
+        with self._lock:
+            labeled = [by_id[prompt_id] for by_id in self._labeled.values() if prompt_id in by_id]
+        for entry in labeled:
+            self._prompts.delete(entry.key)
+        for label in list(self._labels_asked):
+            self._not_found.delete(label_cache_key(label, prompt_id))
         with self._lock:
             pinned = list(self._pinned.get(prompt_id, {}).values())
         for entry in pinned:
@@ -443,9 +703,9 @@ class PromptClient:
             flight = self._flights[key] = _Flight()
             return flight, True
 
-    def _run(self, flight: _Flight, prompt_id: str, version: Optional[int], key: Hashable) -> None:
+    def _run(self, flight: _Flight, prompt_id: str, version: Optional[int], key: Hashable, direct: bool = False) -> None:
         try:
-            flight.result = self._fetch(prompt_id, version, key)
+            flight.result = self._fetch(prompt_id, version, key, direct)
         except BaseException as err:  # noqa: BLE001 - handed to every waiter
             flight.error = err
             if isinstance(err, PromptStoreError):
@@ -458,11 +718,12 @@ class PromptClient:
                     del self._flights[key]
             flight.done.set()
 
-    def _load(self, prompt_id: str, version: Optional[int], key: Hashable) -> Prompt:
-        """The load of ``key`` under way (waited for), or a new one run on this thread."""
+    def _load(self, prompt_id: str, version: Optional[int], key: Hashable, direct: bool = False) -> Prompt:
+        """The load of ``key`` under way (waited for), or a new one run on this thread (``direct``: without the
+        catalog, for a rollout's candidate)."""
         flight, owner = self._join_or_start(key)
         if owner:
-            self._run(flight, prompt_id, version, key)
+            self._run(flight, prompt_id, version, key, direct)
         elif not flight.done.wait(self._options.request_timeout + 1.0):
             self._counters.store_errors += 1
             raise PromptStoreError(
@@ -487,10 +748,10 @@ class PromptClient:
     def _sort_key(version: Optional[int]) -> str:
         return CURRENT if version is None else version_key(version)
 
-    def _fetch(self, prompt_id: str, version: Optional[int], key: Hashable) -> Prompt:
+    def _fetch(self, prompt_id: str, version: Optional[int], key: Hashable, direct: bool = False) -> Prompt:
         """Catalog → L2 → table, within one ``request_timeout_ms``; remembers what it finds (or that nothing was)."""
         deadline = self._reader.deadline()
-        if not self._catalog.might_contain(prompt_id, deadline):
+        if not direct and not self._catalog.might_contain(prompt_id, deadline):
             self._counters.catalog_rejections += 1
             self._prompts.delete(key)
             raise PromptNotFoundError(prompt_id, version, "not in the catalog")
@@ -537,7 +798,15 @@ class PromptClient:
         self._not_found.set(key, Slot(self._clock() + self._options.not_found_max_age))
 
     def _unpin(self, entry: _Entry) -> None:
-        """Keeps ``_pinned`` in step with ``_prompts``: called for every entry that leaves it."""
+        """Keeps ``_pinned`` and ``_labeled`` in step with ``_prompts``: called for every entry that leaves it."""
+        if entry.label is not None:
+            with self._lock:
+                by_id = self._labeled.get(entry.label)
+                if by_id is not None and by_id.get(entry.prompt.id) is entry:
+                    del by_id[entry.prompt.id]
+                    if not by_id:
+                        del self._labeled[entry.label]
+            return
         if entry.version is None:
             return
         with self._lock:
@@ -563,6 +832,9 @@ class PromptClient:
         self._not_found.clear()
         self._catalog.revalidate()
         for key, entry in self._prompts.items():
+            if entry.label is not None:
+                self._revalidate_label(key, entry)
+                continue
             if entry.version is not None or not isinstance(key, str):
                 continue  # exact versions are immutable
             shared = self._tiers.read_shared(key, CURRENT, stream_only=True)
@@ -586,6 +858,29 @@ class PromptClient:
                     continue
             self._counters.revalidations += 1
 
+    def _revalidate_label(self, key: Hashable, entry: _Entry) -> None:
+        """As a CURRENT copy: replaced by the L2's different stream value, kept by the same, else marked."""
+        assert entry.label is not None
+        shared = self._tiers.read_shared(entry.prompt.id, label_item_key(entry.label), stream_only=True)
+        if self._map.get(key) is not entry:
+            return
+        if shared is None or shared.token is None:
+            entry.invalidated = True
+            return
+        if entry.token is not None and compare_tokens(shared.token, entry.token) == 0:
+            entry.expires_at = max(entry.expires_at, self._clock() + self._options.max_age)
+            entry.invalidated = False
+            return
+        try:
+            self._accept_label(key, entry.prompt.id, entry.label, shared.item, self._clock(), shared.token)
+        except PromptNotFoundError:
+            pass
+        except PromptStoreError as err:
+            logger.warning("L2 value of %s/%s ignored: %s", entry.prompt.id, entry.label, err)
+            entry.invalidated = True
+            return
+        self._counters.revalidations += 1
+
     # ------------------------------------------------------------------------------------------------------
 
     @staticmethod
@@ -597,6 +892,17 @@ class PromptClient:
             isinstance(version, int) and not isinstance(version, bool) and 1 <= version <= MAX_VERSION_NUMBER
         ):
             raise PromptNotFoundError(prompt_id, version, f"a version is an integer from 1 to {MAX_VERSION_NUMBER}")
+
+
+def _js_type(value: Any) -> str:
+    """JavaScript's ``typeof`` of a value, as the Node client's messages say it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "string" if isinstance(value, str) else "object"
 
 
 def _show_id(prompt_id: Any) -> str:

@@ -93,6 +93,22 @@ def fill(template: str, variables: Mapping[str, Any], missing: Dict[str, None]) 
 
 
 @dataclass(frozen=True)
+class PromptRollout:
+    """Which arm of a label's rollout a read served (``prompt.rollout``; the Node client's ``PromptRollout``)."""
+
+    label: str
+    """The label."""
+    rollout_id: str
+    """The rollout's id (``rollout_id``), as the audit trail records it."""
+    arm: str
+    """``A``: the label's own version; ``B``: the candidate."""
+    percent_bp: int
+    """The share served arm B, in basis points (0 to 10,000)."""
+    candidate_version: int
+    """The candidate's version number (arm B)."""
+
+
+@dataclass(frozen=True)
 class Prompt:
     """A served prompt. Immutable; safe to share between threads.
 
@@ -132,6 +148,14 @@ class Prompt:
     stale: bool = False
     """``True`` when this copy is past ``max_age_seconds``: served while a background read refreshes it, or
     because the table could not be read (stale-if-error)."""
+    label: Optional[str] = None
+    """The label this prompt was served for (``get_prompt(id, label=...)``); ``None`` for CURRENT and exact versions."""
+    rollout: Optional[PromptRollout] = None
+    """The rollout arm served, when the label has a rollout in progress (log it next to the model's output);
+    ``version`` is that arm's version. ``None`` without a rollout (or when the rollout map is malformed)."""
+    source_deleted: bool = False
+    """``True`` when the source deleted this prompt while a label still points at one of its versions: the label
+    keeps serving that version's content until it is moved. Always ``False`` for CURRENT and exact versions."""
 
     def render(self, variables: Optional[Mapping[str, Any]] = None) -> Any:
         """Fills every ``{{name}}``. TEXT: returns a ``str``. CHAT: returns ``{"messages": [...], "system": [...]}``

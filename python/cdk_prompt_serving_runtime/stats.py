@@ -32,6 +32,7 @@ class PromptClientStats(TypedDict):
     fallback_serves: int
     epoch_moves: int
     revalidations: int
+    rollout_faults: int
     evictions: int
     entries: int
 
@@ -57,6 +58,7 @@ class Counters:
     fallback_serves: int = 0
     epoch_moves: int = 0
     revalidations: int = 0
+    rollout_faults: int = 0
 
     def snapshot(self, hits: int, evictions: int, entries: int) -> PromptClientStats:
         """The counters with the client's own, in the order of ``PromptClientStats``."""
@@ -65,7 +67,8 @@ class Counters:
             catalog_rejections=self.catalog_rejections, store_reads=self.store_reads, store_errors=self.store_errors,
             retries=self.retries, catalog_loads=self.catalog_loads, l2_hits=self.l2_hits, l2_misses=self.l2_misses,
             l2_errors=self.l2_errors, l2_unavailable=self.l2_unavailable, fallback_serves=self.fallback_serves,
-            epoch_moves=self.epoch_moves, revalidations=self.revalidations, evictions=evictions, entries=entries,
+            epoch_moves=self.epoch_moves, revalidations=self.revalidations, rollout_faults=self.rollout_faults,
+            evictions=evictions, entries=entries,
         )
 
 
@@ -87,6 +90,9 @@ STATS_DOC = {
     "fallback_serves": "reads answered with the caller's fallback because nothing could be read",
     "epoch_moves": "times the freshness epoch was seen to move (each triggers one re-validation against the L2)",
     "revalidations": "in-process copies replaced by a newer one from the L2 during a re-validation",
+    "rollout_faults": "labeled reads served arm A because the label's rollout cannot serve arm B: a malformed rollout map "
+    "(every read of the label), or, for reads assigned arm B, a candidate version that is absent, has another checksum "
+    "than the map names, or could not be read yet (each reason logged once, WARNING)",
     "evictions": "prompts dropped by the size bound",
     "entries": "prompts held in memory now (fresh or expired)",
 }

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 from .ddb_codec import from_item, to_json_item
 from .errors import PromptStoreError
 from .l2 import PromptCacheL2
-from .schema.keys import CURRENT
+from .schema.keys import parse_version_key
 from .schema.l2 import decode_fill_value, decode_stream_value, encode_fill_value, l2_fill_key, l2_fill_ttl_seconds, l2_item_key
 from .stats import Counters
 from .store import TableReader
@@ -77,7 +77,8 @@ class SharedReader:
                 now = self._clock()
                 fill = decode_fill_value(l2.get(l2_fill_key(table, prompt_id, sort_key)), prompt_id, sort_key, now * 1000)
                 if (fill is not None and fill.inc == incarnation
-                        and (sort_key != CURRENT or now * 1000 < fill.fetched_at + self._max_age * 1000)):
+                        # only immutable version items whatever the fill's age; pointers and labels within max_age
+                        and (parse_version_key(sort_key) is not None or now * 1000 < fill.fetched_at + self._max_age * 1000)):
                     item = decode_item(fill.item)
                     if item is not None:
                         self._counters.l2_hits += 1

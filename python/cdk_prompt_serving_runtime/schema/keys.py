@@ -1,9 +1,11 @@
-"""Keys, versions, reserved ids and attribute names of table schema v1 (``src/schema/keys.ts``)."""
+"""Keys, versions, reserved ids and attribute names of table schema v2 (``src/schema/keys.ts``; v2 added labels and
+rollouts, ``labels.py``)."""
 import re
 from typing import Any, Optional
 
-SCHEMA_VERSION = 1
-"""Version of the item layout; written on every pointer as ``schema_version``."""
+SCHEMA_VERSION = 2
+"""Version of the item layout; written on every pointer as ``schema_version``. 2: label items (``LABEL#<name>``) with
+their ``rollout`` map, and audit records (``AUDIT#…``), beside the v1 items (unchanged)."""
 
 PARTITION_KEY = "prompt_id"
 SORT_KEY = "version"
