@@ -14,7 +14,7 @@ import { invalidLabelReason, labelCacheKey, labelItemKey, missingLabelReason, pr
 import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
-import { chooseArm, logRolloutFault, RolloutState } from './rollout';
+import { logRolloutFault, RolloutState } from './rollout';
 import { Counters, newCounters, PromptClientStats } from './stats';
 import { CacheFirstReader, Loaded, Token } from './tiers';
 import { logUnavailable } from './unavailable';
@@ -77,6 +77,8 @@ class Entry {
   rollout: RolloutState | undefined;
   /** Why a label entry's rollout map cannot be used (every read is served arm A and counted). */
   rolloutProblem: string | undefined;
+  /** A label entry's hits, so only every 16th marks it used in the LRU. */
+  labelHits = 0;
 
   constructor(
     readonly key: string,
@@ -241,7 +243,8 @@ export class PromptClient {
     const now = Date.now();
     if (entry !== undefined && entry.expiresAt > now && !entry.invalidated) {
       if (now <= this.epochTrustedUntil) {
-        this.prompts.get(entry.key); // marks it used for the size bound
+        // Marks it used for the size bound on every 16th hit: a hot label keeps its place for a third of the cost.
+        if (entry.labelHits++ % 16 === 0) this.prompts.get(entry.key);
         this.counters.hits++;
         return entry.rollout === undefined && entry.rolloutProblem === undefined ? entry.resolved : this.serveArm(entry, key, false);
       }
@@ -290,7 +293,7 @@ export class PromptClient {
       if (entry.rolloutProblem !== undefined) this.rolloutFault(entry, entry.rolloutProblem);
       return stale ? Promise.resolve(entry.stale) : entry.resolved;
     }
-    if (chooseArm(entry.prompt.id, entry.label!, stickinessKey, rollout.spec.percentBp) === 'A') {
+    if (rollout.arm(entry.prompt.id, stickinessKey) === 'A') {
       return stale ? Promise.resolve(rollout.stale('A')) : rollout.armAResolved;
     }
     if (rollout.armB !== undefined) return stale ? Promise.resolve(rollout.stale('B')) : rollout.armBResolved!;

@@ -11,6 +11,9 @@ import { servedForLabel, staleCopy } from './prompt';
 import { versionKey } from '../schema/keys';
 import { RolloutSpec, rolloutBucket, ROLLOUT_SCALE } from '../schema/labels';
 
+/** Stickiness keys whose bucket one label entry remembers (a few tens of kilobytes at most). */
+export const MAX_REMEMBERED_BUCKETS = 1024;
+
 /** One label entry's rollout: both arms once the candidate is in hand. */
 export class RolloutState {
   /** Arm A as served (the label's prompt with `rollout.arm = 'A'`). */
@@ -22,8 +25,8 @@ export class RolloutState {
   problem: string | undefined;
   /** The candidate's load under way; reads assigned arm B wait for it. */
   loading: Promise<void> | undefined;
-  /** The fault was logged (once per label item). */
-  logged = false;
+  /** Buckets of recent stickiness keys (the hash once per key while this label item is held; bounded). */
+  private readonly buckets = new Map<string, number>();
   private staleA: Prompt | undefined;
   private staleB: Prompt | undefined;
 
@@ -41,6 +44,21 @@ export class RolloutState {
     this.armB = servedForLabel(candidate, this.label, this.report('B'), this.armA.sourceDeleted);
     this.armBResolved = Promise.resolve(this.armB);
     this.problem = undefined;
+  }
+
+  /** The arm of one read: by the key's bucket (remembered for {@link MAX_REMEMBERED_BUCKETS} keys), else at random. */
+  arm(promptId: string, stickinessKey: string | undefined): 'A' | 'B' {
+    const percentBp = this.spec.percentBp;
+    if (percentBp <= 0) return 'A';
+    if (percentBp >= ROLLOUT_SCALE) return 'B';
+    if (stickinessKey === undefined) return Math.random() * ROLLOUT_SCALE < percentBp ? 'B' : 'A';
+    let bucket = this.buckets.get(stickinessKey);
+    if (bucket === undefined) {
+      bucket = rolloutBucket(promptId, this.label, stickinessKey);
+      if (this.buckets.size >= MAX_REMEMBERED_BUCKETS) this.buckets.clear();
+      this.buckets.set(stickinessKey, bucket);
+    }
+    return bucket < percentBp ? 'B' : 'A';
   }
 
   /** The stale copy of an arm (stale-while-revalidate, stale-if-error), built on first use. */

@@ -14,6 +14,7 @@
  * An **audit record** is an immutable item in the prompt's partition, sort key
  * `AUDIT#<ISO-8601 time>#<8 hex digits>`, one per pointer move (see {@link AuditAttr}).
  */
+import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { MAX_VERSION_NUMBER } from './keys';
 
@@ -145,9 +146,13 @@ export function parseLabelSortKey(sortKey: string): string | undefined {
  * computes the same (conformance vectors in test/conformance/fixtures/).
  */
 export function rolloutBucket(promptId: string, label: string, key: string): number {
-  const digest = createHash('sha256').update(`${promptId}\u0000${label}\u0000${key}`, 'utf8').digest();
+  const data = `${promptId}\u0000${label}\u0000${key}`;
+  const digest = oneShotHash !== undefined ? oneShotHash('sha256', data, 'buffer') : createHash('sha256').update(data, 'utf8').digest();
   return digest.readUInt32BE(0) % ROLLOUT_SCALE;
 }
+
+/** `crypto.hash` (Node.js 20.12+, 21.7+): a one-shot digest, about twice as fast as `createHash` for short inputs. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
 
 /** A rollout map as readers use it (the keys they need of {@link RolloutAttr}; the rest is the controller's). */
 export interface RolloutSpec {

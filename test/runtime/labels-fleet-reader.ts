@@ -49,13 +49,15 @@ async function readAll(id: string, label: string, keys: readonly string[]): Prom
 }
 
 interface Event {
-  readonly op: 'start' | 'until' | 'stats';
+  readonly op: 'start' | 'until' | 'watch' | 'stats';
   readonly id: string;
   readonly label: string;
   readonly keys: readonly string[];
   /** `until`: the arm each key must be served. */
   readonly expect?: readonly ('A' | 'B')[];
   readonly timeoutMs?: number;
+  /** `watch`: the version to wait for (of `label`, or of CURRENT when `label` is empty). */
+  readonly version?: number;
 }
 
 export const handler = async (event: Event) => {
@@ -75,6 +77,17 @@ export const handler = async (event: Event) => {
       await sleep(20);
     }
     return { at: null, flips, arms: last, stats: prompts.stats() };
+  }
+  if (event.op === 'watch') {
+    // Reads until the version is served (every 2 ms, as a busy function would): when (epoch ms), or null.
+    const until = Date.now() + (event.timeoutMs ?? 10_000);
+    const options = event.label ? { label: event.label } : undefined;
+    while (Date.now() < until) {
+      const prompt = await prompts.getPrompt(event.id, options).catch(() => undefined);
+      if (prompt?.version === event.version) return { at: Date.now() };
+      await sleep(2);
+    }
+    return { at: null };
   }
   if (event.op === 'stats') {
     const result = { flips, stats: prompts.stats() };
