@@ -124,7 +124,7 @@ def _whole(value: Any, low: int, high: int) -> bool:
         return False
     if isinstance(value, float) and not value.is_integer():
         return False
-    return low <= value <= high
+    return bool(low <= value <= high)
 
 
 def _show(value: Any) -> str:
