@@ -5,7 +5,7 @@
  * ./labels-cache.test.ts.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { logGetItemKeys, markDeleted, publish, textContent, writeCatalog } from './fixtures';
+import { fakeDate, logGetItemKeys, markDeleted, publish, textContent, writeCatalog } from './fixtures';
 import { deleteLabel, removeRollout, rolloutMap, setRollout, writeLabel } from './labels-fixtures';
 import { Prompt, PromptClient, PromptClientOptions, PromptNotFoundError, PromptServingError } from '../../src/runtime';
 import { checksum, rolloutBucket } from '../../src/schema';
@@ -36,6 +36,7 @@ afterAll(async () => {
 });
 
 afterEach(() => {
+  jest.useRealTimers();
   jest.restoreAllMocks();
   for (const client of opened.splice(0)) client.destroy();
 });
@@ -223,6 +224,26 @@ describe('rollouts', () => {
     const warnings = log.mock.calls.map(([line]) => String(line)).filter((line) => line.includes('cannot serve arm B'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(reason);
+  });
+
+  test('past maxAgeSeconds, a stale serve keeps each key on its arm while one background read refreshes the label', async () => {
+    // GIVEN a rollout at 50 %, read once by every key
+    await writeLabel(admin, table, 'greeting', 'ro-stale', 1, v1, { rollout: rolloutMap('r-stale', 2, v2, 5000) });
+    const clock = fakeDate();
+    const { prompts, reads } = newClient({ maxAgeSeconds: 10, staleWhileRevalidateSeconds: 60 });
+    const fresh = await Promise.all(keys.map((key) => prompts.getPrompt('greeting', { label: 'ro-stale', stickinessKey: key })));
+    const before = reads();
+    // WHEN the copy expires (within the stale-while-revalidate window)
+    clock.advanceSeconds(11);
+    const stale = await Promise.all(keys.map((key) => prompts.getPrompt('greeting', { label: 'ro-stale', stickinessKey: key })));
+    // THEN every key is served its arm again, flagged stale, and the label item is read once in the background
+    expect(stale.map((p) => p.rollout?.arm)).toEqual(fresh.map((p) => p.rollout?.arm));
+    expect(stale.map((p) => p.version)).toEqual(fresh.map((p) => p.version));
+    expect(stale[0].stale).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reads() - before).toBe(1);
+    const refreshed = await prompts.getPrompt('greeting', { label: 'ro-stale', stickinessKey: keys[0] });
+    expect(refreshed).toMatchObject({ stale: false, rollout: fresh[0].rollout });
   });
 
   test('a rollout stepped 10 % → 50 % → 100 % only moves keys from A to B; removing it returns every key to A', async () => {
