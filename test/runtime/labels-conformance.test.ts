@@ -52,3 +52,12 @@ test.each(named(ROLLOUT.maps))('rollout map: %s', (_name, c) => {
   if (c.problem !== undefined) expect(parsed).toEqual({ problem: c.problem });
   else expect(parsed).toEqual({ spec: c.spec });
 });
+
+test('surface.json: a labeled prompt carries the listed fields, and its rollout the listed ones, in order', () => {
+  const surface = load('surface.json').labels as { promptFields: string[]; rolloutFields: string[] };
+  const item = { ...LABELS.reads[0].item, rollout: { rollout_id: 'r', candidate_version: 2, candidate_checksum: LABELS.reads[0].item.checksum, percent_bp: 10 } };
+  const served = promptFromLabelItem(item, 'production')!.prompt;
+  const armA = new RolloutState(parseRollout(item.rollout).spec!, 'production', served).armA;
+  for (const field of surface.promptFields) expect(Object.keys(armA)).toContain(field);
+  expect(Object.keys(armA.rollout!)).toEqual(surface.rolloutFields);
+});
