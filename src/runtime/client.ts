@@ -114,6 +114,9 @@ export class PromptClient {
   private readonly pinned = new Map<string, Map<number, Entry>>();
   /** The label entries of `prompts` (under `#<label>#<id>`) by label and id, so a labeled hit builds no key string. */
   private readonly labeled = new Map<string, Map<string, Entry>>();
+  /** The label last read and its map of `labeled` (dropped with that map), so a hit of the usual label skips one lookup. */
+  private lastLabel: string | undefined;
+  private lastById: Map<string, Entry> | undefined;
   /** Label loads under way, by cache key (single-flight); they settle to the entry, so each read picks its arm. */
   private readonly labelFlights = new Map<string, Promise<Entry>>();
   /** Not-found answers from the table (expiry, epoch ms), kept apart so unknown ids cannot evict prompts. */
@@ -239,7 +242,16 @@ export class PromptClient {
     if (options.version !== undefined) {
       return Promise.reject(new PromptServingError('give `version` or `label`, not both: a label names its own version'));
     }
-    const entry = this.labeled.get(label)?.get(promptId);
+    // Most processes read one label: its id map is kept at hand, so a hit costs one Map lookup, as a CURRENT hit does.
+    let byId = this.lastLabel === label ? this.lastById : undefined;
+    if (byId === undefined) {
+      byId = this.labeled.get(label);
+      if (byId !== undefined) {
+        this.lastLabel = label;
+        this.lastById = byId;
+      }
+    }
+    const entry = byId?.get(promptId);
     const now = Date.now();
     if (entry !== undefined && entry.expiresAt > now && !entry.invalidated) {
       if (now <= this.epochTrustedUntil) {
@@ -716,7 +728,10 @@ export class PromptClient {
       const byId = this.labeled.get(entry.label);
       if (byId?.get(entry.prompt.id) !== entry) return;
       byId.delete(entry.prompt.id);
-      if (byId.size === 0) this.labeled.delete(entry.label);
+      if (byId.size === 0) {
+        this.labeled.delete(entry.label);
+        if (this.lastById === byId) this.lastLabel = this.lastById = undefined;
+      }
       return;
     }
     if (entry.version === undefined) return;
