@@ -25,7 +25,7 @@ from .labels import (
 from .lru import Lru, Slot
 from .options import ResolvedOptions, resolve_options
 from .prompt import Prompt, is_deleted, prompt_from_item
-from .rollout import RolloutState, choose_arm, log_rollout_fault
+from .rollout import RolloutState, log_rollout_fault
 from .schema.env import Env
 from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, PROMPT_ID_RULE, is_valid_prompt_id, version_key
 from .schema.l2 import compare_tokens, l2_epoch_key
@@ -301,6 +301,21 @@ class PromptClient:
             safe = prompts.get_prompt("support-triage", fallback=PromptFallback(text="Triage: {{ticket}}"))
         """
         if label is not None:
+            if version is None and stickiness_key is None:  # the hot path of a label without a rollout, inlined
+                try:
+                    by_id = self._labeled.get(label)
+                    entry = by_id.get(prompt_id) if by_id is not None else None
+                except TypeError:  # an unhashable label or id: said on the miss path
+                    entry = None
+                if entry is not None and entry.rollout is None and entry.rollout_problem is None:
+                    now = self._clock()
+                    epoch = self._epoch
+                    if now >= epoch.due:
+                        epoch.tick(now)
+                    if entry.expires_at > now and not entry.invalidated:
+                        entry.used = True
+                        self._hits += 1
+                        return entry.prompt
             return self._get_labeled(prompt_id, label, version, fallback, stickiness_key)
         if version is None:
             try:
@@ -398,7 +413,7 @@ class PromptClient:
                 self._rollout_fault(entry, entry.rollout_problem)
             return entry.stale if stale else entry.prompt
         assert entry.label is not None
-        if choose_arm(entry.prompt.id, entry.label, stickiness_key, rollout.spec.percent_bp) == "A":
+        if rollout.arm(entry.prompt.id, stickiness_key) == "A":
             return rollout.stale("A") if stale else rollout.arm_a
         if rollout.arm_b is not None:
             return rollout.stale("B") if stale else rollout.arm_b

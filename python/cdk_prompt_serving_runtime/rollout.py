@@ -8,7 +8,7 @@ import dataclasses
 import logging
 import random
 import threading
-from typing import Optional
+from typing import Dict, Optional
 
 from .prompt import Prompt, PromptRollout
 from .schema.keys import version_key
@@ -17,11 +17,15 @@ from .schema.labels import ROLLOUT_SCALE, RolloutSpec, rollout_bucket
 logger = logging.getLogger(__name__)
 
 
+MAX_REMEMBERED_BUCKETS = 1024
+"""Stickiness keys whose bucket one label entry remembers (``MAX_REMEMBERED_BUCKETS`` in the Node client)."""
+
+
 class RolloutState:
     """One label entry's rollout: both arms once the candidate is in hand. ``loading`` is set while the candidate is
     read (readers assigned arm B wait for it); ``problem`` says why arm B cannot be served for this label item."""
 
-    __slots__ = ("spec", "label", "arm_a", "arm_b", "problem", "loading", "_stale_a", "_stale_b")
+    __slots__ = ("spec", "label", "arm_a", "arm_b", "problem", "loading", "_stale_a", "_stale_b", "_buckets")
 
     def __init__(self, spec: RolloutSpec, label: str, label_prompt: Prompt) -> None:
         self.spec = spec
@@ -32,6 +36,25 @@ class RolloutState:
         self.loading: Optional[threading.Event] = None
         self._stale_a: Optional[Prompt] = None
         self._stale_b: Optional[Prompt] = None
+        self._buckets: Dict[str, int] = {}
+
+    def arm(self, prompt_id: str, stickiness_key: Optional[str]) -> str:
+        """The arm of one read: by the key's bucket (remembered for :data:`MAX_REMEMBERED_BUCKETS` keys, so the hash
+        runs once per key while this label item is held), else at random."""
+        percent_bp = self.spec.percent_bp
+        if percent_bp <= 0:
+            return "A"
+        if percent_bp >= ROLLOUT_SCALE:
+            return "B"
+        if stickiness_key is None:
+            return "B" if random.randrange(ROLLOUT_SCALE) < percent_bp else "A"
+        bucket = self._buckets.get(stickiness_key)
+        if bucket is None:
+            bucket = rollout_bucket(prompt_id, self.label, stickiness_key)
+            if len(self._buckets) >= MAX_REMEMBERED_BUCKETS:
+                self._buckets.clear()
+            self._buckets[stickiness_key] = bucket
+        return "B" if bucket < percent_bp else "A"
 
     def offer(self, candidate: Prompt) -> None:
         """Takes the candidate version's prompt: arm B when its checksum is the map's, else a fault."""
