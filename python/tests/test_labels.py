@@ -296,3 +296,15 @@ def test_surface_prompt_fields_and_rollout_type() -> None:
         assert {"sourceDeleted": "source_deleted"}.get(field, field) in names
     assert [f.name for f in dataclasses.fields(PromptRollout)] == ["label", "rollout_id", "arm", "percent_bp", "candidate_version"]
     assert len(surface["rolloutFields"]) == 5
+
+
+def test_a_stale_serve_keeps_each_key_on_its_arm(ddb_local: Any, labeled: Any, clock: Any) -> None:
+    ddb, table = labeled
+    write_label(ddb, table, "greeting", "ro-stale", 1, V1, rollout=rollout_map("r-stale", 2, V2, 5000))
+    client, counter = new_client(ddb_local, table, clock=clock, max_age_seconds=10, stale_while_revalidate_seconds=60)
+    fresh = [client.get_prompt("greeting", label="ro-stale", stickiness_key=k) for k in KEYS]
+    clock.advance(11)  # past max_age_seconds, within stale-while-revalidate
+    stale = [client.get_prompt("greeting", label="ro-stale", stickiness_key=k) for k in KEYS]
+    assert [p.rollout.arm for p in stale] == [p.rollout.arm for p in fresh]  # type: ignore[union-attr]
+    assert [p.version for p in stale] == [p.version for p in fresh]
+    assert stale[0].stale is True and fresh[0].stale is False
