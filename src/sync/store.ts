@@ -176,6 +176,14 @@ export class ServingTableStore {
     }));
   }
 
+  /**
+   * The guarded `Put` of {@link putPointer} as a transaction member, so a caller can write the pointer together
+   * with other items (the release path writes its audit record in the same transaction).
+   */
+  pointerPut(pointerItem: Item, expected: PointerState): { Put: { TableName: string; Item: Item } & ReturnType<typeof pointerGuard> } {
+    return { Put: { TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected) } };
+  }
+
   /** Replaces the pointer (e.g. to activate an older version) if it is still as `expected`. */
   async putPointer(pointerItem: Item, expected: PointerState): Promise<WriteOutcome> {
     return sendGuarded(this.client, new PutItemCommand({
