@@ -232,6 +232,7 @@ describe('rollouts', () => {
     fx.clock.ms += 600_000;
     await fx.controller.tick();
     expect((await labelRow(table, 'greeting', 'production'))!.rollout.percent_bp).toBe(5000);
+    fx.clock.ms += 1_000;
     // WHEN
     const actions = await fx.controller.onAlarm('checkout-errors');
     // THEN
