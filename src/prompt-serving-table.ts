@@ -178,7 +178,9 @@ export class PromptServingTable extends PromptServingTableBase {
     validateDashboardProps(props.createDashboard, props.dashboardName);
     const governance = props.governance;
     const gateTimeout = governance?.activationGateTimeout ?? DEFAULT_GATE_TIMEOUT;
-    if (governance) validateGovernanceProps(gateTimeout, governance.auditRetention, governance.gateSync ?? false, governance.activationGate !== undefined);
+    if (governance) {
+      validateGovernanceProps(gateTimeout, governance.auditRetention, governance.gateSync ?? false, governance.activationGate !== undefined);
+    }
 
     const source = props.source._bind(this);
     warnAboutSoftIssues(this, {
@@ -244,7 +246,9 @@ export class PromptServingTable extends PromptServingTableBase {
       const syncRole = this.syncFunction.role!;
       this.syncFunction.addEnvironment(GovernanceEnv.audit, 'true');
       this.syncFunction.addEnvironment(GovernanceEnv.actorArn, syncRole.roleArn);
-      if (governance.auditRetention) this.syncFunction.addEnvironment(GovernanceEnv.auditRetentionSeconds, String(governance.auditRetention.toSeconds()));
+      if (governance.auditRetention) {
+        this.syncFunction.addEnvironment(GovernanceEnv.auditRetentionSeconds, String(governance.auditRetention.toSeconds()));
+      }
       iam.Grant.addToPrincipal({ grantee: syncRole, actions: AUDIT_EVENT_ACTIONS, resourceArns: [defaultEventBusArn(this)] });
       if (governance.gateSync && governance.activationGate) {
         this.syncFunction.addEnvironment(GovernanceEnv.gateSync, 'true');

@@ -6,6 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Attr, CURRENT, MAX_VERSION_NUMBER, STATUS_DELETED, promptIdProblem, versionKey } from '../schema';
 import { ReplacedPointer, activatedPointerItem } from './activation';
+import { AuditRecord, MAX_AUDIT_LIMIT, queryAudit } from './audit';
 import {
   ActivationConflictError,
   PromptAdminError,
@@ -16,7 +17,6 @@ import {
 } from './errors';
 import { PromptHistory, queryHistory } from './history';
 import { ReleaseClient } from './release-client';
-import { AuditRecord, MAX_AUDIT_LIMIT, queryAudit } from './audit';
 import { backoffDelay, sleep } from '../sync/pacer';
 import { ServingTableStore } from '../sync/store';
 
@@ -186,8 +186,15 @@ export class PromptAdmin {
    */
   async startRollout(promptId: string, label: string, versionNumber: number, options: StartRolloutOptions): Promise<ReleaseResult> {
     return this.release({
-      action: 'rollout-start', promptId, label, version: versionNumber, percent: options.percent, steps: options.steps,
-      stepIntervalSeconds: options.stepIntervalSeconds, alarms: options.alarms, reason: options.reason,
+      action: 'rollout-start',
+      promptId,
+      label,
+      version: versionNumber,
+      percent: options.percent,
+      steps: options.steps,
+      stepIntervalSeconds: options.stepIntervalSeconds,
+      alarms: options.alarms,
+      reason: options.reason,
     }, versionNumber);
   }
 

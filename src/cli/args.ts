@@ -17,8 +17,17 @@ export type Invocation =
   | { readonly command: 'history'; readonly table: string; readonly prompt: string; readonly limit?: number; readonly json: boolean }
   | { readonly command: 'label set'; readonly table: string; readonly prompt: string; readonly label: string; readonly version: number; readonly reason?: string; readonly url?: string }
   | {
-    readonly command: 'rollout start'; readonly table: string; readonly prompt: string; readonly label: string; readonly version: number;
-    readonly percent: number; readonly steps?: number[]; readonly interval?: number; readonly alarms?: string[]; readonly reason?: string; readonly url?: string;
+    readonly command: 'rollout start';
+    readonly table: string;
+    readonly prompt: string;
+    readonly label: string;
+    readonly version: number;
+    readonly percent: number;
+    readonly steps?: number[];
+    readonly interval?: number;
+    readonly alarms?: string[];
+    readonly reason?: string;
+    readonly url?: string;
   }
   | { readonly command: 'rollout step'; readonly table: string; readonly prompt: string; readonly label: string; readonly percent?: number; readonly reason?: string; readonly url?: string }
   | { readonly command: 'rollout promote' | 'rollout abort'; readonly table: string; readonly prompt: string; readonly label: string; readonly reason?: string; readonly url?: string };
@@ -126,7 +135,10 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   switch (command) {
     case 'label set': return { command, ...release, version: version! };
     case 'rollout start': return {
-      command, ...release, version: version!, percent: percentValue(values.get('percent')!, 'percent'),
+      command,
+      ...release,
+      version: version!,
+      percent: percentValue(values.get('percent')!, 'percent'),
       steps: values.has('steps') ? values.get('steps')!.split(',').map((p) => percentValue(p.trim(), 'steps')) : undefined,
       interval: optionalWhole(values.get('interval'), 'interval', 60, 604_800),
       alarms: values.has('alarms') ? values.get('alarms')!.split(',').map((a) => a.trim()).filter((a) => a.length > 0) : undefined,

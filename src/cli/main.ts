@@ -98,7 +98,11 @@ async function runAdmin(invocation: Extract<TableInvocation, { prompt: string }>
       return formatRelease(await admin.setLabel(invocation.prompt, invocation.label, invocation.version, { reason: invocation.reason }));
     case 'rollout start':
       return formatRelease(await admin.startRollout(invocation.prompt, invocation.label, invocation.version, {
-        percent: invocation.percent, steps: invocation.steps, stepIntervalSeconds: invocation.interval, alarms: invocation.alarms, reason: invocation.reason,
+        percent: invocation.percent,
+        steps: invocation.steps,
+        stepIntervalSeconds: invocation.interval,
+        alarms: invocation.alarms,
+        reason: invocation.reason,
       }));
     case 'rollout step':
       return formatRelease(await admin.stepRollout(invocation.prompt, invocation.label, { percent: invocation.percent, reason: invocation.reason }));

@@ -13,7 +13,8 @@ export function gateFromEnv(): ActivationGate {
   const gateFunction = process.env[GovernanceEnv.gateFunction];
   if (!gateFunction) return OPEN_GATE;
   // One attempt: a retry after a timeout would double the wait; the caller (or the next tick) tries again.
-  return new LambdaActivationGate(new LambdaClient({ maxAttempts: 1 }), gateFunction, envPositiveInt(GovernanceEnv.gateTimeoutMs, DEFAULT_GATE_TIMEOUT_MS)!);
+  const timeoutMs = envPositiveInt(GovernanceEnv.gateTimeoutMs, DEFAULT_GATE_TIMEOUT_MS)!;
+  return new LambdaActivationGate(new LambdaClient({ maxAttempts: 1 }), gateFunction, timeoutMs);
 }
 
 export function engineFromEnv(dynamoDBClient: DynamoDBClient, handlerName: string): ReleaseEngine {

@@ -91,11 +91,14 @@ export class GovernanceResources extends Construct {
     if (wiring.alarms.length > 0) {
       iam.Grant.addToPrincipal({ grantee: this.rolloutController, actions: ALARM_READ_ACTIONS, resourceArns: wiring.alarms.map((a) => a.alarmArn) });
     }
+    const controllerTarget = new targets.LambdaFunction(this.rolloutController, {
+      deadLetterQueue: wiring.deadLetterQueue, retryAttempts: 2, maxEventAge: Duration.minutes(10),
+    });
     // The schedule: due steps, and alarms rechecked (an alarm already in ALARM when a rollout starts sends no event).
     new events.Rule(this, 'RolloutSchedule', {
       description: 'Runs the rollout controller: scheduled steps and alarm checks of prompt rollouts',
       schedule: events.Schedule.rate(ROLLOUT_CONTROLLER_SCHEDULE),
-      targets: [new targets.LambdaFunction(this.rolloutController, { deadLetterQueue: wiring.deadLetterQueue, retryAttempts: 2, maxEventAge: Duration.minutes(10) })],
+      targets: [controllerTarget],
     });
     if (wiring.alarms.length > 0) {
       new events.Rule(this, 'RolloutAlarmRule', {
@@ -106,7 +109,7 @@ export class GovernanceResources extends Construct {
           resources: wiring.alarms.map((a) => a.alarmArn),
           detail: { state: { value: ['ALARM'] } },
         },
-        targets: [new targets.LambdaFunction(this.rolloutController, { deadLetterQueue: wiring.deadLetterQueue, retryAttempts: 2, maxEventAge: Duration.minutes(10) })],
+        targets: [controllerTarget],
       });
     }
     Validations.of(this.rolloutController).acknowledge({

@@ -195,7 +195,13 @@ export function nextRevisionOf(item: Item | undefined): number {
  * Condition of a label write: the label item is still exactly what was read (same `revision`, raw), or still
  * absent. A concurrent move makes the write fail instead of being overwritten.
  */
-export function labelGuard(read: Item | undefined): { ConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues?: Item } {
+export interface LabelGuard {
+  readonly ConditionExpression: string;
+  readonly ExpressionAttributeNames: Record<string, string>;
+  readonly ExpressionAttributeValues?: Item;
+}
+
+export function labelGuard(read: Item | undefined): LabelGuard {
   if (!read) return { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } };
   const rev = read[Attr.revision];
   if (rev === undefined) {

@@ -12,8 +12,8 @@ import { engineFromEnv } from './engine-from-env';
 import { GovernanceEnv } from './env';
 import { ReleaseError, ReleaseErrorCode } from './errors';
 import { authorizationProblem, parseScopes, ReleaseScope } from './principal';
-import { parseReleaseRequest, ReleaseRequest } from './requests';
 import type { ReleaseEngine } from './release';
+import { parseReleaseRequest, ReleaseRequest } from './requests';
 
 /** The parts of a function URL event (payload format 2.0) this function reads. */
 export interface FunctionUrlEvent {

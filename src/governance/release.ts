@@ -211,8 +211,14 @@ export class ReleaseEngine {
         startedBy: actor,
       };
       const base = {
-        promptId: req.promptId, target: req.label, action: 'rollout-start' as const, fromVersion, toVersion: req.version, at,
-        rolloutId: rollout.rolloutId, percentBp: rollout.percentBp,
+        promptId: req.promptId,
+        target: req.label,
+        action: 'rollout-start' as const,
+        fromVersion,
+        toVersion: req.version,
+        at,
+        rolloutId: rollout.rolloutId,
+        percentBp: rollout.percentBp,
       };
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
       const item = labelItemWithRollout(labelRead, rollout, { at, by: actor }, nextRevisionOf(labelRead));
@@ -252,8 +258,14 @@ export class ReleaseEngine {
       const label = fromItem(labelRead);
       const at = this.isoNow();
       const base = {
-        promptId: req.promptId, target: req.label, action: 'rollout-step' as const, fromVersion: label[Attr.versionNumber] as number,
-        toVersion: rollout.candidateVersion, at, rolloutId: rollout.rolloutId, percentBp,
+        promptId: req.promptId,
+        target: req.label,
+        action: 'rollout-step' as const,
+        fromVersion: label[Attr.versionNumber] as number,
+        toVersion: rollout.candidateVersion,
+        at,
+        rolloutId: rollout.rolloutId,
+        percentBp,
       };
       const scheduled = rollout.stepIntervalSeconds !== undefined && (stepsBp.length > 0 || percentBp === ROLLOUT_SCALE);
       const nextStepAt = scheduled ? this.isoIn(rollout.stepIntervalSeconds!) : undefined;
@@ -280,8 +292,14 @@ export class ReleaseEngine {
       const label = fromItem(labelRead);
       const at = this.isoNow();
       const base = {
-        promptId: req.promptId, target: req.label, action: 'rollout-promote' as const, fromVersion: label[Attr.versionNumber] as number,
-        toVersion: rollout.candidateVersion, at, rolloutId: rollout.rolloutId, percentBp: ROLLOUT_SCALE,
+        promptId: req.promptId,
+        target: req.label,
+        action: 'rollout-promote' as const,
+        fromVersion: label[Attr.versionNumber] as number,
+        toVersion: rollout.candidateVersion,
+        at,
+        rolloutId: rollout.rolloutId,
+        percentBp: ROLLOUT_SCALE,
       };
       const postpone = options.scheduled && rollout.stepIntervalSeconds !== undefined
         ? { ...rollout, nextStepAt: this.isoIn(rollout.stepIntervalSeconds) }
@@ -313,8 +331,14 @@ export class ReleaseEngine {
       const at = this.isoNow();
       const aVersion = label[Attr.versionNumber] as number;
       const base = {
-        promptId: req.promptId, target: req.label, action: 'rollout-abort' as const, fromVersion: rollout?.candidateVersion ?? aVersion,
-        toVersion: aVersion, at, rolloutId: rollout?.rolloutId, percentBp: 0,
+        promptId: req.promptId,
+        target: req.label,
+        action: 'rollout-abort' as const,
+        fromVersion: rollout?.candidateVersion ?? aVersion,
+        toVersion: aVersion,
+        at,
+        rolloutId: rollout?.rolloutId,
+        percentBp: 0,
       };
       const item = labelItemWithRollout(labelRead, undefined, { at, by: actor }, nextRevisionOf(labelRead));
       const reason = typeof parsed === 'string' ? [req.reason, `removed a broken rollout: ${parsed}`].filter(Boolean).join('; ') : req.reason;

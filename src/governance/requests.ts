@@ -32,7 +32,8 @@ export interface StepRolloutRequest { readonly action: 'rollout-step'; readonly 
 export interface PromoteRolloutRequest { readonly action: 'rollout-promote'; readonly promptId: string; readonly label: string; readonly reason?: string }
 export interface AbortRolloutRequest { readonly action: 'rollout-abort'; readonly promptId: string; readonly label: string; readonly reason?: string }
 
-export type ReleaseRequest = ActivateRequest | SetLabelRequest | StartRolloutRequest | StepRolloutRequest | PromoteRolloutRequest | AbortRolloutRequest;
+export type ReleaseRequest =
+  | ActivateRequest | SetLabelRequest | StartRolloutRequest | StepRolloutRequest | PromoteRolloutRequest | AbortRolloutRequest;
 
 const ACTIONS = ['activate', 'set-label', 'rollout-start', 'rollout-step', 'rollout-promote', 'rollout-abort'] as const;
 
@@ -61,8 +62,15 @@ export function parseReleaseRequest(body: unknown): ReleaseRequest {
       const stepIntervalSeconds = b.stepIntervalSeconds === undefined ? undefined : parseInterval(b.stepIntervalSeconds);
       if (stepIntervalSeconds !== undefined && stepsBp.length === 0) throw bad('`stepIntervalSeconds` needs `steps` to schedule');
       return {
-        action: 'rollout-start', promptId, label: parseLabel(b.label), version: parseVersion(b.version, 'version'),
-        percentBp, stepsBp, stepIntervalSeconds, alarms: parseAlarmNames(b.alarms), reason,
+        action: 'rollout-start',
+        promptId,
+        label: parseLabel(b.label),
+        version: parseVersion(b.version, 'version'),
+        percentBp,
+        stepsBp,
+        stepIntervalSeconds,
+        alarms: parseAlarmNames(b.alarms),
+        reason,
       };
     }
     case 'rollout-step':

@@ -56,8 +56,14 @@ describe('the admin API through the release function URL (SigV4, verified caller
     const client = localDynamoDBClient({ credentials: operatorKey });
     // WHEN
     await new ReleaseClient(url.url, client).call({
-      action: 'set-label', promptId: 'greeting', label: 'staging', version: 1,
-      actor: 'arn:aws:iam::111122223333:root', movedBy: 'someone-else', userArn: PIPELINE, at: '2099-01-01T00:00:00.000Z',
+      action: 'set-label',
+      promptId: 'greeting',
+      label: 'staging',
+      version: 1,
+      actor: 'arn:aws:iam::111122223333:root',
+      movedBy: 'someone-else',
+      userArn: PIPELINE,
+      at: '2099-01-01T00:00:00.000Z',
       requestContext: { authorizer: { iam: { userArn: PIPELINE } } },
     }, { promptId: 'greeting' });
     // THEN

@@ -29,8 +29,6 @@ export interface PutEventsEntry {
 
 export class AwsStandIns {
   endpoint = '';
-  /** What the gate answers; receives the candidate the release engine sent. */
-  gate: (candidate: any) => GateAnswer = () => ({ payload: { allow: true, reason: 'ok' } });
   readonly gateCalls: any[] = [];
   readonly putEventsCalls: PutEventsEntry[][] = [];
   /** Alarm name → state (`OK`, `ALARM`, `INSUFFICIENT_DATA`). */
@@ -38,6 +36,9 @@ export class AwsStandIns {
   describeAlarmsCalls = 0;
   private server?: http.Server;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** What the gate answers; receives the candidate the release engine sent. */
+  // eslint-disable-next-line @typescript-eslint/member-ordering
+  gate: (candidate: any) => GateAnswer = () => ({ payload: { allow: true, reason: 'ok' } });
 
   get events(): any[] {
     return this.putEventsCalls.flat().map((e) => ({ ...e, detail: JSON.parse(e.Detail) }));

@@ -1,9 +1,9 @@
 import { OPERATOR, auditRows, labelRow, useGovernance } from './fixture';
 import { FunctionUrlStandIn } from './function-url-stand-in';
-import { serve } from '../../src/governance/release.lambda';
 import { ExitCode } from '../../src/cli/main';
-import { syncVersions } from '../admin/fixture';
+import { serve } from '../../src/governance/release.lambda';
 import { cli, useLocalEndpoint } from '../admin/cli-runner';
+import { syncVersions } from '../admin/fixture';
 
 const fx = useGovernance();
 const { table } = fx;
@@ -12,8 +12,8 @@ useLocalEndpoint();
 let url: FunctionUrlStandIn;
 beforeAll(async () => {
   // The CLI signs with the standard environment's credentials (the tests' `local` key): here, the operator.
-  url = await new FunctionUrlStandIn([{ accessKeyId: process.env.AWS_ACCESS_KEY_ID!, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY!, arn: OPERATOR }],
-    (event) => serve(event, fx.engine, [])).start();
+  const operator = { accessKeyId: process.env.AWS_ACCESS_KEY_ID!, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY!, arn: OPERATOR };
+  url = await new FunctionUrlStandIn([operator], (event) => serve(event, fx.engine, [])).start();
 });
 afterAll(async () => {
   await url.stop();

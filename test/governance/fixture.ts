@@ -3,8 +3,8 @@
  * (test/admin/fixture.ts), the AWS stand-ins (gate, EventBridge, CloudWatch) on loopback, and a release engine on
  * real SDK clients pointed at them, with a clock the test moves.
  */
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { AwsStandIns } from './aws-stand-ins';
@@ -41,7 +41,7 @@ export function useGovernance(): GovernanceFixture {
   const awsCounter = new CallCounter();
   const clients: { destroy(): void }[] = [];
   const fx = { table, aws, awsCounter, clock: { ms: Date.parse('2026-12-01T18:00:00.000Z') } } as GovernanceFixture;
-  const client = <C extends { destroy(): void; middlewareStack: any }>(c: C): C => {
+  const client = <C extends { middlewareStack: any; destroy(): void }>(c: C): C => {
     clients.push(c);
     return awsCounter.attach(c);
   };
@@ -72,7 +72,8 @@ export function useGovernance(): GovernanceFixture {
     awsCounter.reset();
     fx.clock.ms = Date.parse('2026-12-01T18:00:00.000Z');
     fx.engine = fx.makeEngine();
-    fx.controller = new RolloutController(fx.engine, new CloudWatchAlarmStates(client(new CloudWatchClient({ endpoint: aws.endpoint }))), CONTROLLER, () => fx.clock.ms);
+    const alarms = new CloudWatchAlarmStates(client(new CloudWatchClient({ endpoint: aws.endpoint })));
+    fx.controller = new RolloutController(fx.engine, alarms, CONTROLLER, () => fx.clock.ms);
   });
   return fx;
 }

@@ -26,8 +26,15 @@ describe('label moves', () => {
     expect(table.counter.count('TransactWriteItems')).toBe(1);
     const label = await labelRow(table, 'greeting', 'production');
     expect(label).toMatchObject({
-      version: 'LABEL#production', label: 'production', version_number: 1, checksum: v1.checksum, text: 'Hello v1', status: 'ACTIVE',
-      moved_by: PIPELINE, moved_at: '2026-12-01T18:00:00.000Z', revision: 1,
+      version: 'LABEL#production',
+      label: 'production',
+      version_number: 1,
+      checksum: v1.checksum,
+      text: 'Hello v1',
+      status: 'ACTIVE',
+      moved_by: PIPELINE,
+      moved_at: '2026-12-01T18:00:00.000Z',
+      revision: 1,
     });
     expect(checksum(contentOf(label!))).not.toBe(undefined);
     const audit = await auditRows(table, 'greeting');
@@ -39,7 +46,8 @@ describe('label moves', () => {
     expect(audit[0].expires_at).toBeUndefined();
     expect(fx.aws.putEventsCalls).toHaveLength(1);
     expect(fx.aws.events[0]).toMatchObject({
-      Source: 'cdk-prompt-serving', DetailType: 'Prompt Pointer Moved',
+      Source: 'cdk-prompt-serving',
+      DetailType: 'Prompt Pointer Moved',
       detail: { prompt_id: 'greeting', action: 'label', target: 'production', to_version: 1, actor: PIPELINE, table_name: table.tableName },
     });
     // The gate saw the candidate's content and identity.
@@ -322,8 +330,10 @@ describe('rollouts', () => {
     fx.clock.ms += 1_000;
     await fx.engine.startRollout(start({ steps: [50], stepIntervalSeconds: 600 }), PIPELINE);
     await table.client.send(new UpdateItemCommand({
-      TableName: table.tableName, Key: { prompt_id: { S: 'greeting' }, version: { S: 'LABEL#production' } },
-      UpdateExpression: 'SET #r.#n = :future', ExpressionAttributeNames: { '#r': 'rollout', '#n': 'next_step_at' },
+      TableName: table.tableName,
+      Key: { prompt_id: { S: 'greeting' }, version: { S: 'LABEL#production' } },
+      UpdateExpression: 'SET #r.#n = :future',
+      ExpressionAttributeNames: { '#r': 'rollout', '#n': 'next_step_at' },
       ExpressionAttributeValues: { ':future': { S: '2099-01-01T00:00:00.000Z' } },
     }));
     // WHEN
