@@ -12,7 +12,6 @@ import { createCacheAlarms } from './cache/cache-alarms';
 import { cacheDashboardRow } from './cache/cache-dashboard';
 import * as cacheMetrics from './cache/cache-metrics';
 import { cacheStreamViewType, type CacheTier, createCacheTier } from './cache/cache-tier';
-import { GovernanceEnv } from './governance/env';
 import {
   DEFAULT_GATE_TIMEOUT,
   GovernanceResources,
@@ -43,6 +42,7 @@ import type { IPromptServingCache } from './prompt-cache-options';
 import type { PromptServingTableProps, ReleaseGrantOptions } from './prompt-serving-table-props';
 import type { IPromptServingTable, PromptServingTableAttributes } from './prompt-serving-table-ref';
 import { DEFAULT_METRICS_NAMESPACE, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
+import { GovernanceEnv } from './sync/governance-env';
 import { ImportedPromptServingTable } from './table/imported-table';
 import { PromptServingTableBase } from './table/serving-table-base';
 

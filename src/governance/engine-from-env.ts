@@ -2,11 +2,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { AuditEvents } from './audit';
-import { DEFAULT_GATE_TIMEOUT_MS, GovernanceEnv, envPositiveInt, envStringList } from './env';
-import { ActivationGate, LambdaActivationGate, OPEN_GATE } from './gate';
 import { ReleaseEngine } from './release';
 import { Env, requireEnv } from '../schema';
+import { AuditEvents } from '../sync/audit';
+import { ActivationGate, LambdaActivationGate, OPEN_GATE } from '../sync/gate';
+import { DEFAULT_GATE_TIMEOUT_MS, GovernanceEnv, envPositiveInt, envStringList } from '../sync/governance-env';
 
 /** The activation gate the environment names, or the open gate when it names none. */
 export function gateFromEnv(): ActivationGate {

@@ -15,13 +15,13 @@ import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { GovernanceEnv } from './env';
 import type { ReleaseScope } from './principal';
 import { ReleaseFunction } from './release-function';
 import { RolloutControllerFunction } from './rollout-controller-function';
 import { wildcardResourceFinding } from '../private/nag';
 import { ALARM_READ_ACTIONS, AUDIT_EVENT_ACTIONS, KEY_WRITE_ACTIONS, RELEASE_DATA_ACTIONS } from '../private/perms';
 import { Env, labelNameProblem } from '../schema';
+import { GovernanceEnv } from '../sync/governance-env';
 
 /** How often the rollout controller runs: scheduled steps are due to the minute, and alarms are rechecked. */
 export const ROLLOUT_CONTROLLER_SCHEDULE = Duration.minutes(1);

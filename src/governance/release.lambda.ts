@@ -9,11 +9,11 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { engineFromEnv } from './engine-from-env';
-import { GovernanceEnv } from './env';
 import { ReleaseError, ReleaseErrorCode } from './errors';
 import { authorizationProblem, parseScopes, ReleaseScope } from './principal';
 import type { ReleaseEngine } from './release';
 import { parseReleaseRequest, ReleaseRequest } from './requests';
+import { GovernanceEnv } from '../sync/governance-env';
 
 /** The parts of a function URL event (payload format 2.0) this function reads. */
 export interface FunctionUrlEvent {

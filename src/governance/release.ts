@@ -18,9 +18,7 @@ import {
   TransactWriteItem,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { AuditEntry, AuditEvents, auditItem, auditPut } from './audit';
 import { ReleaseError, ReleaseErrorCode } from './errors';
-import { ActivationGate, GateCandidate } from './gate';
 import {
   ROLLOUTS_ID,
   Rollout,
@@ -58,6 +56,8 @@ import {
   versionKey,
 } from '../schema';
 import { Item, fromItem } from '../schema/ddb-codec';
+import { AuditEntry, AuditEvents, auditItem, auditPut } from '../sync/audit';
+import { ActivationGate, GateCandidate } from '../sync/gate';
 import { isConflict } from '../sync/guarded-write';
 import { backoffDelay, sleep } from '../sync/pacer';
 import { ServingTableStore } from '../sync/store';

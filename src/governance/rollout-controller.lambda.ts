@@ -7,8 +7,8 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CloudWatchAlarmStates, ControllerAction, RolloutController } from './controller';
 import { engineFromEnv } from './engine-from-env';
-import { GovernanceEnv } from './env';
 import { requireEnv } from '../schema';
+import { GovernanceEnv } from '../sync/governance-env';
 
 /** The EventBridge events this function receives (scheduled, alarm state change). */
 export interface ControllerEvent {

@@ -8,12 +8,12 @@ import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { AwsStandIns } from './aws-stand-ins';
-import { AuditEvents } from '../../src/governance/audit';
 import { CloudWatchAlarmStates, RolloutController } from '../../src/governance/controller';
-import { ActivationGate, LambdaActivationGate, OPEN_GATE } from '../../src/governance/gate';
 import { ReleaseEngine } from '../../src/governance/release';
 import { AUDIT_SORT_KEY_PREFIX, LABEL_SORT_KEY_PREFIX, PARTITION_KEY, SORT_KEY } from '../../src/schema';
 import { fromItem } from '../../src/schema/ddb-codec';
+import { AuditEvents } from '../../src/sync/audit';
+import { ActivationGate, LambdaActivationGate, OPEN_GATE } from '../../src/sync/gate';
 import { ServingTableFixture, useServingTable } from '../admin/fixture';
 import { CallCounter } from '../support/call-counter';
 

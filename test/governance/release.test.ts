@@ -1,10 +1,10 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { CONTROLLER, OPERATOR, PIPELINE, auditRows, labelRow, useGovernance } from './fixture';
 import { ReleaseError } from '../../src/governance/errors';
-import { OPEN_GATE } from '../../src/governance/gate';
 import { ReleaseEngine } from '../../src/governance/release';
 import { parseReleaseRequest } from '../../src/governance/requests';
 import { checksum, contentOf } from '../../src/schema';
+import { OPEN_GATE } from '../../src/sync/gate';
 import { beforeSending, readCurrent, syncVersions, versionItems } from '../admin/fixture';
 
 const fx = useGovernance();
