@@ -18,7 +18,9 @@ function syncEngine(options: { gate?: boolean } = {}): SyncEngine {
   const events = new AuditEvents(fx.awsCounter.attach(new EventBridgeClient({ endpoint: fx.aws.endpoint })), table.tableName);
   const gate = options.gate ? new LambdaActivationGate(new LambdaClient({ endpoint: fx.aws.endpoint, maxAttempts: 1 }), 'gate', 2_000) : undefined;
   return new SyncEngine({
-    dynamoDBClient: table.client, tableName: table.tableName, source: new DirectoryPromptSource(table.dir),
+    dynamoDBClient: table.client,
+    tableName: table.tableName,
+    source: new DirectoryPromptSource(table.dir),
     governance: { actor: SYNC_ROLE, events, gate, auditRetentionSeconds: 3600 },
   });
 }
