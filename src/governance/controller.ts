@@ -50,7 +50,8 @@ export class CloudWatchAlarmStates implements AlarmStates {
 export interface ControllerAction {
   readonly promptId: string;
   readonly label: string;
-  readonly outcome: 'aborted' | 'stepped' | 'promoted' | 'gate-denied' | 'not-due' | 'stale-entry-dropped' | 'failed';
+  /** `held`: the prompt was deleted at the source; the rollout waits (an alarm still aborts it). */
+  readonly outcome: 'aborted' | 'stepped' | 'promoted' | 'gate-denied' | 'held' | 'not-due' | 'stale-entry-dropped' | 'failed';
   readonly detail?: string;
   readonly result?: MoveResult;
 }
@@ -121,6 +122,9 @@ export class RolloutController {
       }
       if (err instanceof ReleaseError && err.code === ReleaseErrorCode.gateDenied) {
         return { promptId: entry.promptId, label: entry.label, outcome: 'gate-denied', detail: err.message };
+      }
+      if (err instanceof ReleaseError && err.code === ReleaseErrorCode.promptDeleted) {
+        return { promptId: entry.promptId, label: entry.label, outcome: 'held', detail: err.message };
       }
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       console.error(JSON.stringify({ level: 'ERROR', message: 'rollout controller action failed', promptId: entry.promptId, label: entry.label, error: detail }));

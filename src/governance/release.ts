@@ -237,6 +237,7 @@ export class ReleaseEngine {
   stepRollout(req: StepRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
     return this.attempt(async () => {
       const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
+      await this.requireServed(req.promptId);
       let percentBp: number;
       let stepsBp: readonly number[];
       if (req.percentBp !== undefined) {
@@ -287,6 +288,7 @@ export class ReleaseEngine {
   promoteRollout(req: PromoteRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
     return this.attempt(async () => {
       const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
+      await this.requireServed(req.promptId);
       const version = await this.getVersion(req.promptId, rollout.candidateVersion);
       if (!version) throw versionNotFound(req.promptId, rollout.candidateVersion);
       const label = fromItem(labelRead);
@@ -465,6 +467,13 @@ export class ReleaseEngine {
     }
     await this.options.events?.emit([denial]);
     throw new ReleaseError(ReleaseErrorCode.gateDenied, `the activation gate denied ${entry.action} of version ${entry.toVersion} to '${entry.target}' of prompt '${entry.promptId}': ${decision.reason}`);
+  }
+
+  /** A rollout of a prompt deleted at the source holds (abort still works) until the prompt is back. */
+  private async requireServed(promptId: string): Promise<void> {
+    const pointer = await this.store.getPointer(promptId);
+    if (!pointer) throw notFound(promptId);
+    if (pointer.status === STATUS_DELETED) throw deleted(promptId);
   }
 
   private guardedLabelPut(item: Item, read: Item | undefined): TransactWriteItem {

@@ -159,6 +159,21 @@ describe('release function', () => {
     expect(envOf(template, 'PromptsSyncFunction').PROMPT_SERVING_GATE_SYNC).toBeUndefined();
   });
 
+  test('with governance the sync may put audit events on the default bus; without it, not', () => {
+    // GIVEN
+    const governed = newStack();
+    newServingTable(governed, { governance: {} });
+    const plain = newStack();
+    newServingTable(plain);
+    // THEN
+    Template.fromStack(governed).hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: Match.stringLikeRegexp('^PromptsSyncFunctionRole') }],
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Allow', Action: 'events:PutEvents' })]) },
+    });
+    expect(JSON.stringify(Template.fromStack(plain).toJSON())).not.toContain('events:PutEvents');
+    expect(JSON.stringify(Template.fromStack(plain).toJSON())).not.toContain('PROMPT_SERVING_AUDIT');
+  });
+
   test('gateSync: the sync asks the gate too; the sync always audits with its role as the actor', () => {
     // GIVEN
     const stack = newStack();

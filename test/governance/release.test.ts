@@ -344,3 +344,35 @@ describe('rollouts', () => {
     expect((await auditRows(table, 'greeting')).at(-1)!.reason).toMatch(/implausibly far ahead/);
   });
 });
+
+describe('a rollout of a prompt deleted at the source', () => {
+  test('holds: no step or promote while the prompt is DELETED (an alarm abort still works), and resumes when it is back', async () => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    fx.clock.ms += 1_000;
+    await fx.engine.startRollout(parseReleaseRequest({
+      action: 'rollout-start', promptId: 'greeting', label: 'production', version: 2, percent: 10, steps: [50], stepIntervalSeconds: 600,
+    }) as any, PIPELINE);
+    await table.client.send(new UpdateItemCommand({
+      TableName: table.tableName,
+      Key: { prompt_id: { S: 'greeting' }, version: { S: 'CURRENT' } },
+      UpdateExpression: 'SET #s = :d',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':d': { S: 'DELETED' } },
+    }));
+    fx.clock.ms += 600_000;
+    // WHEN
+    const held = await fx.controller.tick();
+    const promote = await fx.engine.promoteRollout(parseReleaseRequest({ action: 'rollout-promote', promptId: 'greeting', label: 'production' }) as any, OPERATOR)
+      .catch((e: unknown) => e);
+    // THEN
+    expect(held).toEqual([expect.objectContaining({ outcome: 'held', detail: expect.stringContaining('deleted at the source') })]);
+    expect(promote).toMatchObject({ code: 'PromptDeleted' });
+    expect((await labelRow(table, 'greeting', 'production'))!.rollout.percent_bp).toBe(1000);
+    fx.clock.ms += 1_000;
+    expect(await fx.controller.onAlarm('checkout-errors')).toEqual([]); // this rollout names no alarm
+    await expect(fx.engine.abortRollout(parseReleaseRequest({ action: 'rollout-abort', promptId: 'greeting', label: 'production' }) as any, OPERATOR))
+      .resolves.toMatchObject({ action: 'rollout-abort', toVersion: 1 });
+  });
+});
