@@ -23,7 +23,9 @@ describe('label moves', () => {
     const result = await fx.engine.setLabel(setLabel('production', 1, 'first release'), PIPELINE);
     // THEN
     expect(result).toMatchObject({ promptId: 'greeting', target: 'production', action: 'label', toVersion: 1, changed: true });
-    expect(table.counter.count('TransactWriteItems')).toBe(1);
+    // One move: 3 strongly consistent reads (pointer, version, label), 1 transaction, 1 gate call, 1 event.
+    expect(table.counter.snapshot()).toEqual({ GetItem: 3, TransactWriteItems: 1 });
+    expect(fx.awsCounter.snapshot()).toEqual({ Invoke: 1, PutEvents: 1 });
     const label = await labelRow(table, 'greeting', 'production');
     expect(label).toMatchObject({
       version: 'LABEL#production',
@@ -194,6 +196,26 @@ describe('rollouts', () => {
   const start = (extra: Record<string, unknown> = {}) => parseReleaseRequest({
     action: 'rollout-start', promptId: 'greeting', label: 'production', version: 2, percent: 10, ...extra,
   }) as any;
+
+  test('a controller pass with no rollout costs one registry Query and nothing else', async () => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['A']);
+    table.counter.reset();
+    fx.awsCounter.reset();
+    // WHEN
+    const actions = await fx.controller.tick();
+    // THEN
+    expect(actions).toEqual([]);
+    expect(table.counter.snapshot()).toEqual({ Query: 1 });
+    expect(fx.awsCounter.snapshot()).toEqual({});
+  });
+
+  test('a rollout on a label that does not exist is LabelNotFound', async () => {
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await expect(fx.engine.startRollout(start({ label: 'canary' }), PIPELINE)).rejects.toMatchObject({
+      code: 'LabelNotFound', message: "prompt 'greeting' has no label 'canary': set it first (label set)",
+    });
+  });
 
   test('10 → 50 → 100 on a schedule driven by the controller, then promote; every step audited', async () => {
     // GIVEN
