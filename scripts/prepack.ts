@@ -28,6 +28,9 @@ export const REQUIRED_PACKAGE_FILES = [
   'assets/layer/nodejs/nodejs/node_modules/redis/index.js',
   'assets/layer/python/python/redis/__init__.py',
   'assets/layer/python/python/cdk_prompt_serving_runtime/__init__.py',
+  // The release path (`governance`): the release function and the rollout controller.
+  'assets/governance/release.lambda/index.js',
+  'assets/governance/rollout-controller.lambda/index.js',
 ];
 
 function newestSourceTime(dir: string): number {

@@ -12,7 +12,15 @@ import { createCacheAlarms } from './cache/cache-alarms';
 import { cacheDashboardRow } from './cache/cache-dashboard';
 import * as cacheMetrics from './cache/cache-metrics';
 import { cacheStreamViewType, type CacheTier, createCacheTier } from './cache/cache-tier';
-import { ACTIVATE_DATA_ACTIONS, KEY_WRITE_ACTIONS } from './private/perms';
+import {
+  DEFAULT_GATE_TIMEOUT,
+  GovernanceResources,
+  TTL_ATTRIBUTE,
+  defaultEventBusArn,
+  grantGateInvoke,
+  validateGovernanceProps,
+} from './governance/governance-resources';
+import { ACTIVATE_DATA_ACTIONS, AUDIT_EVENT_ACTIONS, KEY_WRITE_ACTIONS } from './private/perms';
 import { replicaTables } from './private/replicas';
 import { createServingAlarms } from './private/serving-alarms';
 import { createServingDashboard, DASHBOARD_WIDGET_HEIGHT, DASHBOARD_WIDGET_WIDTH } from './private/serving-dashboard';
@@ -31,9 +39,10 @@ import {
   warnAboutSoftIssues,
 } from './private/validate-props';
 import type { IPromptServingCache } from './prompt-cache-options';
-import type { PromptServingTableProps } from './prompt-serving-table-props';
+import type { PromptServingTableProps, ReleaseGrantOptions } from './prompt-serving-table-props';
 import type { IPromptServingTable, PromptServingTableAttributes } from './prompt-serving-table-ref';
 import { DEFAULT_METRICS_NAMESPACE, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
+import { GovernanceEnv } from './sync/governance-env';
 import { ImportedPromptServingTable } from './table/imported-table';
 import { PromptServingTableBase } from './table/serving-table-base';
 
@@ -121,6 +130,19 @@ export class PromptServingTable extends PromptServingTableBase {
   /** Where the positions of stream batches the invalidation function failed on go, when `cache` is set. */
   public readonly invalidationDeadLetterQueue?: sqs.IQueue;
 
+  /**
+   * The release function (labels, rollouts, activations; gated and audited), when `governance` is set. Callers
+   * reach it through `releaseFunctionUrl` with SigV4-signed requests (`cdk-prompt-serving/admin`, the CLI);
+   * grant them with `grantRelease`.
+   */
+  public readonly releaseFunction?: lambda.IFunction;
+
+  /** The release function's URL (IAM authentication), when `governance` is set: give it to the admin API or the CLI. */
+  public readonly releaseFunctionUrl?: string;
+
+  /** The function that takes scheduled rollout steps and aborts rollouts whose alarm fires, when `governance` is set. */
+  public readonly rolloutControllerFunction?: lambda.IFunction;
+
   /** The name of the serving table. */
   public readonly tableName: string;
 
@@ -132,6 +154,7 @@ export class PromptServingTable extends PromptServingTableBase {
 
   private readonly metricsNamespace: string;
   private readonly cacheTier?: CacheTier;
+  private readonly governanceResources?: GovernanceResources;
 
   constructor(scope: Construct, id: string, props: PromptServingTableProps) {
     super(scope, id);
@@ -153,6 +176,11 @@ export class PromptServingTable extends PromptServingTableBase {
     validateMetricsNamespace(this.metricsNamespace);
     validateEncryptionKey(this, props.encryptionKey);
     validateDashboardProps(props.createDashboard, props.dashboardName);
+    const governance = props.governance;
+    const gateTimeout = governance?.activationGateTimeout ?? DEFAULT_GATE_TIMEOUT;
+    if (governance) {
+      validateGovernanceProps(gateTimeout, governance.auditRetention, governance.gateSync ?? false, governance.activationGate !== undefined);
+    }
 
     const source = props.source._bind(this);
     warnAboutSoftIssues(this, {
@@ -173,6 +201,8 @@ export class PromptServingTable extends PromptServingTableBase {
       encryption: props.encryptionKey ? dynamodb.TableEncryptionV2.customerManagedKey(props.encryptionKey) : undefined,
       replicas: replicaTables(this, props.replicaRegions, props.encryptionKey),
       dynamoStream: cacheStreamViewType(props.cache !== undefined, (props.replicaRegions?.length ?? 0) > 0),
+      // Audit retention: DynamoDB deletes audit records (and lapsed sync claims, which carry the same attribute) after `expires_at`.
+      timeToLiveAttribute: governance?.auditRetention ? TTL_ATTRIBUTE : undefined,
     });
     if (props.cache) {
       this.cacheTier = createCacheTier(this, props.cache, this.table);
@@ -198,6 +228,35 @@ export class PromptServingTable extends PromptServingTableBase {
       deadLetterQueue: this.deadLetterQueue,
       tracing: props.syncTracing ?? Tracing.DISABLED,
     });
+    if (governance) {
+      this.governanceResources = new GovernanceResources(this, 'Governance', {
+        table: this.table,
+        encryptionKey: props.encryptionKey,
+        gate: governance.activationGate,
+        gateTimeout,
+        alarms: governance.rolloutAlarms ?? [],
+        auditRetention: governance.auditRetention,
+        logRetention: props.syncLogRetention ?? DEFAULT_SYNC_LOG_RETENTION,
+        deadLetterQueue: this.deadLetterQueue,
+      });
+      this.releaseFunction = this.governanceResources.releaseFunction;
+      this.releaseFunctionUrl = this.governanceResources.releaseFunctionUrl.url;
+      this.rolloutControllerFunction = this.governanceResources.rolloutController;
+      // The sync audits its own moves of CURRENT, with its role as the actor (and asks the gate with `gateSync`).
+      const syncRole = this.syncFunction.role!;
+      this.syncFunction.addEnvironment(GovernanceEnv.audit, 'true');
+      this.syncFunction.addEnvironment(GovernanceEnv.actorArn, syncRole.roleArn);
+      if (governance.auditRetention) {
+        this.syncFunction.addEnvironment(GovernanceEnv.auditRetentionSeconds, String(governance.auditRetention.toSeconds()));
+      }
+      iam.Grant.addToPrincipal({ grantee: syncRole, actions: AUDIT_EVENT_ACTIONS, resourceArns: [defaultEventBusArn(this)] });
+      if (governance.gateSync && governance.activationGate) {
+        this.syncFunction.addEnvironment(GovernanceEnv.gateSync, 'true');
+        this.syncFunction.addEnvironment(GovernanceEnv.gateFunction, governance.activationGate.functionArn);
+        this.syncFunction.addEnvironment(GovernanceEnv.gateTimeoutMs, String(gateTimeout.toMilliseconds()));
+        grantGateInvoke(governance.activationGate, syncRole);
+      }
+    }
     addSyncTriggers(this, {
       fn: this.syncFunction,
       table: this.table,
@@ -231,13 +290,31 @@ export class PromptServingTable extends PromptServingTableBase {
   }
 
   /**
-   * Permits `grantee` to make an older version current again (`cdk-prompt-serving/admin` and the
-   * `cdk-prompt-serving` CLI): `dynamodb:GetItem`, `dynamodb:Query` and `dynamodb:PutItem` on the table, plus
+   * Permits `grantee` to make an older version current again by writing the table directly (the raw path of
+   * `PromptAdmin.activate` and the CLI's `activate`: no gate, no audit record; prefer `grantRelease` when
+   * `governance` is set): `dynamodb:GetItem`, `dynamodb:Query` and `dynamodb:PutItem` on the table, plus
    * `kms:Decrypt`, `kms:Encrypt` and `kms:GenerateDataKey` on `encryptionKey` when the table has a customer
    * managed key. `PutItem` cannot be limited to pointer items by IAM: grant it to operators, not to readers.
    */
   public grantActivate(grantee: iam.IGrantable): iam.Grant {
     return grantOnTable(grantee, this.table, ACTIVATE_DATA_ACTIONS, KEY_WRITE_ACTIONS);
+  }
+
+  /**
+   * Permits `grantee` to move pointers through the release function (`governance` must be set): labels,
+   * rollouts and, without `labels`, activations of `CURRENT`: `lambda:InvokeFunctionUrl` on the release function
+   * with the condition `lambda:FunctionUrlAuthType` = `AWS_IAM`, and `lambda:InvokeFunction` on it with the
+   * condition `lambda:InvokedViaFunctionUrl` = `true` (both needed to call a function URL). No table access: the
+   * grantee cannot write the table itself.
+   *
+   * With `labels`, the grantee (an IAM role or user) may move exactly those labels, and they become protected:
+   * no other caller of the release function may move them (docs/GOVERNANCE.md, "Who may move what").
+   */
+  public grantRelease(grantee: iam.IGrantable, options: ReleaseGrantOptions = {}): iam.Grant {
+    if (!this.governanceResources) {
+      throw new Error('grantRelease needs the release path: set `governance` on the PromptServingTable (`governance: {}` for the defaults)');
+    }
+    return this.governanceResources.grant(grantee, options.labels);
   }
 
   /** @internal */

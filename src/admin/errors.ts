@@ -67,3 +67,46 @@ export class PromptTableError extends PromptAdminError {
     this.name = 'PromptTableError';
   }
 }
+
+/**
+ * The release function refused the request (see its `code`: `BadRequest`, `LabelNotFound`, `RolloutNotFound`,
+ * `RolloutInProgress`, …). Nothing moved. The subclasses name the refusals a caller usually handles apart.
+ */
+export class ReleaseRefusedError extends PromptAdminError {
+  constructor(readonly code: string, readonly status: number, message: string) {
+    super(message);
+    this.name = 'ReleaseRefusedError';
+  }
+}
+
+/** The activation gate denied the move (or failed, which denies: fail closed). The denial is audited (`gate-deny`). */
+export class GateDeniedError extends ReleaseRefusedError {
+  constructor(message: string) {
+    super('GateDenied', 403, message);
+    this.name = 'GateDeniedError';
+  }
+}
+
+/** The caller may not move that pointer: no release grant, or a grant scoped to other labels. */
+export class ReleaseForbiddenError extends ReleaseRefusedError {
+  constructor(message: string) {
+    super('Forbidden', 403, message);
+    this.name = 'ReleaseForbiddenError';
+  }
+}
+
+/** The move kept losing to concurrent moves of the same pointer; nothing was overwritten. */
+export class ReleaseConflictError extends ReleaseRefusedError {
+  constructor(message: string) {
+    super('Conflict', 409, message);
+    this.name = 'ReleaseConflictError';
+  }
+}
+
+/** The release function could not be reached or failed (network, timeout, a 5xx answer). */
+export class ReleaseCallError extends PromptAdminError {
+  constructor(readonly url: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ReleaseCallError';
+  }
+}

@@ -3,7 +3,7 @@
  * sorts first as `CURRENT`, then the versions oldest first as `v000001`, `v000002`, …).
  */
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { Attr, CURRENT, PARTITION_KEY, PromptStatus, parseVersionKey } from '../schema';
+import { Attr, CURRENT, PARTITION_KEY, PromptStatus, SORT_KEY, parseVersionKey } from '../schema';
 import { Item, fromItem } from '../schema/ddb-codec';
 
 /** One immutable version of a prompt. */
@@ -50,13 +50,15 @@ export async function queryHistory(client: DynamoDBClient, tableName: string, pr
     const out = await client.send(new QueryCommand({
       TableName: tableName,
       ConsistentRead: true,
-      KeyConditionExpression: '#pk = :id',
+      // From `CURRENT` on: skips the audit trail (`AUDIT#…` sorts before it), which grows with every move.
+      KeyConditionExpression: '#pk = :id AND #sk >= :current',
       ProjectionExpression: HISTORY_ATTRIBUTES.map((_, i) => `#a${i}`).join(', '),
       ExpressionAttributeNames: {
         '#pk': PARTITION_KEY,
+        '#sk': SORT_KEY,
         ...Object.fromEntries(HISTORY_ATTRIBUTES.map((a, i) => [`#a${i}`, a])),
       },
-      ExpressionAttributeValues: { ':id': { S: promptId } },
+      ExpressionAttributeValues: { ':id': { S: promptId }, ':current': { S: CURRENT } },
       ExclusiveStartKey: startKey,
     }));
     items.push(...(out.Items ?? []).map(fromItem));

@@ -9,8 +9,19 @@
  * const { versions } = await admin.listVersions('greeting');
  * await admin.activate('greeting', versions[0].versionNumber, { activatedBy: 'alice' });
  */
-export { MAX_ACTIVATION_ATTEMPTS, PromptAdmin } from './prompt-admin';
-export type { ActivateOptions, ActivationResult, GetOptions, PromptAdminOptions } from './prompt-admin';
+export { MAX_ACTIVATION_ATTEMPTS, PromptAdmin, RELEASE_URL_ENV } from './prompt-admin';
+export type {
+  ActivateOptions,
+  ActivationResult,
+  GetOptions,
+  ListAuditOptions,
+  PromptAdminOptions,
+  ReleaseOptions,
+  ReleaseResult,
+  StartRolloutOptions,
+  StepRolloutOptions,
+} from './prompt-admin';
+export type { AuditRecord } from './audit';
 export type { PromptHistory, PromptVersionSummary } from './history';
 export {
   ActivationConflictError,
@@ -19,4 +30,9 @@ export {
   AdminPromptNotFoundError,
   PromptTableError,
   PromptVersionNotFoundError,
+  GateDeniedError,
+  ReleaseCallError,
+  ReleaseConflictError,
+  ReleaseForbiddenError,
+  ReleaseRefusedError,
 } from './errors';

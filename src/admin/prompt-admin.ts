@@ -6,6 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Attr, CURRENT, MAX_VERSION_NUMBER, STATUS_DELETED, promptIdProblem, versionKey } from '../schema';
 import { ReplacedPointer, activatedPointerItem } from './activation';
+import { AuditRecord, MAX_AUDIT_LIMIT, queryAudit } from './audit';
 import {
   ActivationConflictError,
   PromptAdminError,
@@ -15,6 +16,7 @@ import {
   PromptVersionNotFoundError,
 } from './errors';
 import { PromptHistory, queryHistory } from './history';
+import { ReleaseClient } from './release-client';
 import { backoffDelay, sleep } from '../sync/pacer';
 import { ServingTableStore } from '../sync/store';
 
@@ -29,6 +31,79 @@ export interface PromptAdminOptions {
    * @default - `new DynamoDBClient({})`: region, credentials and endpoint (`AWS_ENDPOINT_URL_DYNAMODB`) from the standard AWS environment
    */
   readonly dynamoDBClient?: DynamoDBClient;
+  /**
+   * The release function's URL (`PromptServingTable.releaseFunctionUrl`), for labels, rollouts and `moveCurrent`.
+   * Calls are signed with SigV4 with the DynamoDB client's credentials and region.
+   * @default - the `PROMPT_SERVING_RELEASE_URL` environment variable; without either, those methods throw
+   */
+  readonly releaseUrl?: string;
+}
+
+/** The environment variable naming the release function's URL when `releaseUrl` is not given. */
+export const RELEASE_URL_ENV = 'PROMPT_SERVING_RELEASE_URL';
+
+/** Why a move through the release path was asked for, recorded in its audit record. */
+export interface ReleaseOptions {
+  /**
+   * Free text, recorded as the audit record's `reason` (at most 1,000 characters kept).
+   * @default - no reason recorded
+   */
+  readonly reason?: string;
+}
+
+/** A rollout to start on a label. */
+export interface StartRolloutOptions extends ReleaseOptions {
+  /** The share of readers (by stickiness key) served the candidate at first: above 0 and at most 100, in hundredths. */
+  readonly percent: number;
+  /**
+   * Shares to step to, rising (e.g. `[50, 100]`).
+   * @default - none: step with an explicit percent
+   */
+  readonly steps?: number[];
+  /**
+   * Seconds between scheduled steps (60 to 604,800): the rollout controller takes each step when due, and
+   * promotes one interval after reaching 100 %.
+   * @default - steps are manual (`stepRollout`)
+   */
+  readonly stepIntervalSeconds?: number;
+  /**
+   * CloudWatch alarms (among the construct's `rolloutAlarms`) whose ALARM state aborts the rollout.
+   * @default - none
+   */
+  readonly alarms?: string[];
+}
+
+/** One step of a rollout. */
+export interface StepRolloutOptions extends ReleaseOptions {
+  /**
+   * The share to step to (above the current one).
+   * @default - the rollout's next step
+   */
+  readonly percent?: number;
+}
+
+/** What a move through the release path did (the release function's answer). */
+export interface ReleaseResult {
+  readonly promptId: string;
+  /** `CURRENT` or the label. */
+  readonly target: string;
+  readonly action: string;
+  readonly fromVersion?: number;
+  readonly toVersion: number;
+  /** `false` when nothing had to move (nothing was written or audited). */
+  readonly changed: boolean;
+  readonly at: string;
+  readonly rolloutId?: string;
+  readonly percent?: number;
+  readonly nextStepAt?: string;
+}
+
+export interface ListAuditOptions {
+  /**
+   * Most records to return (1 to 1,000), newest first.
+   * @default 50
+   */
+  readonly limit?: number;
 }
 
 export interface GetOptions {
@@ -69,10 +144,115 @@ export class PromptAdmin {
   private readonly tableName: string;
   private readonly store: ServingTableStore;
 
+  private readonly releaseUrl?: string;
+
   constructor(options: PromptAdminOptions) {
     this.client = options.dynamoDBClient ?? new DynamoDBClient({});
     this.tableName = options.tableName;
     this.store = new ServingTableStore(this.client, this.tableName);
+    this.releaseUrl = options.releaseUrl ?? (process.env[RELEASE_URL_ENV] || undefined);
+  }
+
+  /**
+   * Points a label at an existing version (creating the label, or moving it), through the release function:
+   * gated, audited with the caller's IAM principal, conditioned on the label being what was read.
+   *
+   * @example
+   * await admin.setLabel('greeting', 'production', 3, { reason: 'ticket 42' });
+   * @throws AdminPromptNotFoundError, PromptVersionNotFoundError, PromptDeletedError, GateDeniedError,
+   *   ReleaseForbiddenError, ReleaseConflictError, ReleaseRefusedError (e.g. `RolloutInProgress`), ReleaseCallError
+   */
+  async setLabel(promptId: string, label: string, versionNumber: number, options: ReleaseOptions = {}): Promise<ReleaseResult> {
+    return this.release({ action: 'set-label', promptId, label, version: versionNumber, reason: options.reason }, versionNumber);
+  }
+
+  /**
+   * Makes an existing version `CURRENT` through the release function (gated, audited): the governed counterpart
+   * of {@link activate}, which writes the table directly.
+   *
+   * @example
+   * await admin.moveCurrent('greeting', 2, { reason: 'v3 breaks checkout' });
+   */
+  async moveCurrent(promptId: string, versionNumber: number, options: ReleaseOptions = {}): Promise<ReleaseResult> {
+    return this.release({ action: 'activate', promptId, version: versionNumber, reason: options.reason }, versionNumber);
+  }
+
+  /**
+   * Starts a sticky gradual rollout of `versionNumber` on `label` (the label keeps serving its own version to the
+   * rest). Refused when the label has a rollout already, or an alarm is not one the construct watches.
+   *
+   * @example
+   * await admin.startRollout('greeting', 'production', 4, { percent: 10, steps: [50, 100], stepIntervalSeconds: 900, alarms: ['checkout-errors'] });
+   */
+  async startRollout(promptId: string, label: string, versionNumber: number, options: StartRolloutOptions): Promise<ReleaseResult> {
+    return this.release({
+      action: 'rollout-start',
+      promptId,
+      label,
+      version: versionNumber,
+      percent: options.percent,
+      steps: options.steps,
+      stepIntervalSeconds: options.stepIntervalSeconds,
+      alarms: options.alarms,
+      reason: options.reason,
+    }, versionNumber);
+  }
+
+  /**
+   * Raises a rollout's share: to `percent`, or to its next step.
+   *
+   * @example
+   * await admin.stepRollout('greeting', 'production', { percent: 50 });
+   */
+  async stepRollout(promptId: string, label: string, options: StepRolloutOptions = {}): Promise<ReleaseResult> {
+    return this.release({ action: 'rollout-step', promptId, label, percent: options.percent, reason: options.reason });
+  }
+
+  /**
+   * Ends a rollout by making the candidate what the label serves.
+   *
+   * @example
+   * await admin.promoteRollout('greeting', 'production');
+   */
+  async promoteRollout(promptId: string, label: string, options: ReleaseOptions = {}): Promise<ReleaseResult> {
+    return this.release({ action: 'rollout-promote', promptId, label, reason: options.reason });
+  }
+
+  /**
+   * Ends a rollout: every reader is back on the label's own version.
+   *
+   * @example
+   * await admin.abortRollout('greeting', 'production', { reason: 'error rate' });
+   */
+  async abortRollout(promptId: string, label: string, options: ReleaseOptions = {}): Promise<ReleaseResult> {
+    return this.release({ action: 'rollout-abort', promptId, label, reason: options.reason });
+  }
+
+  /**
+   * The prompt's audit trail, newest first: every pointer move (sync, activation, label, rollout, gate denial)
+   * with who, when, from → to and why. One strongly consistent Query; read access is enough.
+   *
+   * @example
+   * const records = await admin.listAudit('greeting', { limit: 20 });
+   * // [{ action: 'rollout-abort', target: 'production', fromVersion: 4, toVersion: 3, actor: 'arn:aws:iam::…', … }, …]
+   */
+  async listAudit(promptId: string, options: ListAuditOptions = {}): Promise<AuditRecord[]> {
+    checkPromptId(promptId);
+    const limit = options.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_LIMIT) {
+      throw new RangeError(`limit must be a whole number from 1 to ${MAX_AUDIT_LIMIT}, got ${limit}`);
+    }
+    return this.tableCall(`listing the audit trail of prompt '${promptId}'`, () => queryAudit(this.client, this.tableName, promptId, limit));
+  }
+
+  private async release(body: Record<string, unknown>, versionNumber?: number): Promise<ReleaseResult> {
+    const promptId = String(body.promptId);
+    checkPromptId(promptId);
+    if (!this.releaseUrl) {
+      throw new PromptAdminError(`moving labels, rollouts and CURRENT through the release path needs the release function's URL: pass \`releaseUrl\` (PromptServingTable.releaseFunctionUrl) or set ${RELEASE_URL_ENV}`);
+    }
+    const client = new ReleaseClient(this.releaseUrl, this.client);
+    return await client.call(body, { promptId, version: versionNumber }) as ReleaseResult;
   }
 
   /**

@@ -13,7 +13,24 @@ export type Invocation =
   | { readonly command: 'get'; readonly table: string; readonly prompt: string; readonly version?: number }
   | { readonly command: 'list'; readonly table: string; readonly json: boolean }
   | { readonly command: 'sync'; readonly table: string; readonly directory: string }
-  | { readonly command: 'validate'; readonly directory: string };
+  | { readonly command: 'validate'; readonly directory: string }
+  | { readonly command: 'history'; readonly table: string; readonly prompt: string; readonly limit?: number; readonly json: boolean }
+  | { readonly command: 'label set'; readonly table: string; readonly prompt: string; readonly label: string; readonly version: number; readonly reason?: string; readonly url?: string }
+  | {
+    readonly command: 'rollout start';
+    readonly table: string;
+    readonly prompt: string;
+    readonly label: string;
+    readonly version: number;
+    readonly percent: number;
+    readonly steps?: number[];
+    readonly interval?: number;
+    readonly alarms?: string[];
+    readonly reason?: string;
+    readonly url?: string;
+  }
+  | { readonly command: 'rollout step'; readonly table: string; readonly prompt: string; readonly label: string; readonly percent?: number; readonly reason?: string; readonly url?: string }
+  | { readonly command: 'rollout promote' | 'rollout abort'; readonly table: string; readonly prompt: string; readonly label: string; readonly reason?: string; readonly url?: string };
 
 /** The command line is malformed: print the message and the usage, exit 2. */
 export class UsageError extends Error {
@@ -24,7 +41,8 @@ export class UsageError extends Error {
 }
 
 type CommandName = Exclude<Invocation['command'], 'help'>;
-type OptionName = 'table' | 'prompt' | 'version' | 'by' | 'json' | 'directory';
+type OptionName = 'table' | 'prompt' | 'version' | 'by' | 'json' | 'directory'
+  | 'audit' | 'limit' | 'label' | 'percent' | 'steps' | 'interval' | 'alarms' | 'reason' | 'url';
 
 interface CommandSpec {
   readonly required: readonly OptionName[];
@@ -40,7 +58,15 @@ const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   'list': { required: ['table'], optional: ['json'] },
   'sync': { required: ['table', 'directory'], optional: [] },
   'validate': { required: [], optional: [], operand: 'DIRECTORY' },
+  'history': { required: ['table', 'audit'], optional: ['limit', 'json'] },
+  'label set': { required: ['table', 'prompt', 'label', 'version'], optional: ['reason', 'url'] },
+  'rollout start': { required: ['table', 'prompt', 'label', 'version', 'percent'], optional: ['steps', 'interval', 'alarms', 'reason', 'url'] },
+  'rollout step': { required: ['table', 'prompt', 'label'], optional: ['percent', 'reason', 'url'] },
+  'rollout promote': { required: ['table', 'prompt', 'label'], optional: ['reason', 'url'] },
+  'rollout abort': { required: ['table', 'prompt', 'label'], optional: ['reason', 'url'] },
 };
+/** Commands named by two words (`label set`, `rollout start`, …). */
+const COMMAND_GROUPS: ReadonlySet<string> = new Set(['label', 'rollout']);
 
 /** Options that take no value. */
 const FLAGS: ReadonlySet<OptionName> = new Set(['json']);
@@ -51,8 +77,13 @@ const OPTION = /^--([a-z]+)(?:=([\s\S]*))?$/;
 /** Parses `argv` (without the node and script paths). */
 export function parseInvocation(argv: readonly string[]): Invocation {
   if (argv[0] === HELP_COMMAND || (argv[0] !== undefined && HELP_OPTIONS.has(argv[0]))) return { command: 'help' };
-  const [command, ...rest] = argv;
+  let [command, ...rest] = argv;
   if (command === undefined) throw new UsageError('missing command');
+  if (COMMAND_GROUPS.has(command)) {
+    if (rest[0] === undefined || rest[0].startsWith('-')) throw new UsageError(`${command} needs a subcommand (${Object.keys(COMMANDS).filter((c) => c.startsWith(`${command} `)).map((c) => c.split(' ')[1]).join(', ')})`);
+    command = `${command} ${rest[0]}`;
+    rest = rest.slice(1);
+  }
   if (!isCommand(command)) throw new UsageError(`unknown command '${command}'`);
   const spec = COMMANDS[command];
   const values = new Map<OptionName, string>();
@@ -98,7 +129,39 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     case 'list': return { command, table, json: flags.has('json') };
     case 'sync': return { command, table, directory: values.get('directory')! };
     case 'validate': return { command, directory: operand! };
+    case 'history': return { command, table, prompt: values.get('audit')!, limit: optionalWhole(values.get('limit'), 'limit', 1, 1000), json: flags.has('json') };
   }
+  const release = { table, prompt: values.get('prompt')!, label: values.get('label')!, reason: values.get('reason'), url: values.get('url') };
+  switch (command) {
+    case 'label set': return { command, ...release, version: version! };
+    case 'rollout start': return {
+      command,
+      ...release,
+      version: version!,
+      percent: percentValue(values.get('percent')!, 'percent'),
+      steps: values.has('steps') ? values.get('steps')!.split(',').map((p) => percentValue(p.trim(), 'steps')) : undefined,
+      interval: optionalWhole(values.get('interval'), 'interval', 60, 604_800),
+      alarms: values.has('alarms') ? values.get('alarms')!.split(',').map((a) => a.trim()).filter((a) => a.length > 0) : undefined,
+    };
+    case 'rollout step': return { command, ...release, percent: values.has('percent') ? percentValue(values.get('percent')!, 'percent') : undefined };
+    case 'rollout promote':
+    case 'rollout abort': return { command, ...release };
+  }
+  throw new UsageError(`unknown command '${command}'`);
+}
+
+/** A percent as the release function takes it; the function checks the range (so both say the same). */
+function percentValue(text: string, option: string): number {
+  const n = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!Number.isFinite(n)) throw new UsageError(`--${option} must be a percent such as 10 or 2.5, got '${text}'`);
+  return n;
+}
+
+function optionalWhole(text: string | undefined, option: string, min: number, max: number): number | undefined {
+  if (text === undefined) return undefined;
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(n >= min && n <= max)) throw new UsageError(`--${option} must be a whole number from ${min} to ${max}, got '${text}'`);
+  return n;
 }
 
 function isCommand(name: string): name is CommandName {

@@ -1,7 +1,7 @@
 /** What the CLI prints: one-line results, a version table, JSON. */
 import type { PromptListing, ValidationResult } from './commands';
 import { printable } from './terminal';
-import type { ActivationResult, PromptHistory } from '../admin';
+import type { ActivationResult, AuditRecord, PromptHistory, ReleaseResult } from '../admin';
 import { STATUS_DELETED } from '../schema';
 import type { SyncReport } from '../sync/engine';
 
@@ -84,4 +84,37 @@ function shortChecksum(checksum: string): string {
 function alignColumns(rows: readonly string[][]): string[] {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
   return rows.map((row) => row.map((cell, c) => cell.padEnd(widths[c])).join(COLUMN_GAP).trimEnd());
+}
+
+/** One line saying what a release move did. */
+export function formatRelease(result: ReleaseResult): string {
+  const promptId = printable(result.promptId);
+  const target = result.target === 'CURRENT' ? 'CURRENT' : `label '${printable(result.target)}'`;
+  if (!result.changed) return `${target} of prompt '${promptId}' already serves version ${result.toVersion}; nothing was written.\n`;
+  const from = result.fromVersion === undefined ? '' : ` (was version ${result.fromVersion})`;
+  switch (result.action) {
+    case 'rollout-start':
+    case 'rollout-step':
+      return `Rollout of version ${result.toVersion} on ${target} of prompt '${promptId}' at ${result.percent} %`
+        + `${result.nextStepAt ? `; next step due ${result.nextStepAt}` : ''}.\n`;
+    case 'rollout-promote':
+      return `Promoted: ${target} of prompt '${promptId}' serves version ${result.toVersion}${from}.\n`;
+    case 'rollout-abort':
+      return `Aborted: ${target} of prompt '${promptId}' serves version ${result.toVersion} to everyone.\n`;
+    default:
+      return `${target} of prompt '${promptId}' serves version ${result.toVersion}${from}.\n`;
+  }
+}
+
+/** The audit trail, newest first, one aligned row per record. */
+export function formatAudit(promptId: string, records: readonly AuditRecord[]): string {
+  if (records.length === 0) return `Prompt '${printable(promptId)}': no audit records.\n`;
+  const rows = [
+    ['AT', 'ACTION', 'TARGET', 'FROM', 'TO', 'ACTOR', 'REASON'],
+    ...records.map((r) => [
+      r.at, r.action + (r.percent !== undefined && r.action.startsWith('rollout') ? ` ${r.percent}%` : ''), r.target,
+      r.fromVersion === undefined ? '-' : String(r.fromVersion), r.toVersion === undefined ? '-' : String(r.toVersion), r.actor, r.reason ?? '',
+    ].map(printable)),
+  ];
+  return [`Prompt '${printable(promptId)}': audit trail, newest first.`, '', ...alignColumns(rows)].join('\n') + '\n';
 }

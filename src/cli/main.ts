@@ -7,7 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptAdmin } from '../admin';
 import { Invocation, UsageError, parseInvocation } from './args';
 import { listPrompts, syncDirectory, validateDirectory } from './commands';
-import { formatActivation, formatHistory, formatListing, formatSyncReport, formatValidation, toJson, toSortedJson } from './format';
+import { formatActivation, formatAudit, formatHistory, formatRelease, formatListing, formatSyncReport, formatValidation, toJson, toSortedJson } from './format';
 import { printable, printableBlock } from './terminal';
 import { USAGE } from './usage';
 
@@ -81,12 +81,35 @@ async function run(invocation: TableInvocation, client: DynamoDBClient): Promise
       return { text: formatSyncReport(report), ok: report.failed === 0 && report.complete };
     }
     default:
-      return { text: await runAdmin(invocation, new PromptAdmin({ tableName: invocation.table, dynamoDBClient: client })), ok: true };
+      return {
+        text: await runAdmin(invocation, new PromptAdmin({ tableName: invocation.table, dynamoDBClient: client, releaseUrl: 'url' in invocation ? invocation.url : undefined })),
+        ok: true,
+      };
   }
 }
 
 async function runAdmin(invocation: Extract<TableInvocation, { prompt: string }>, admin: PromptAdmin): Promise<string> {
   switch (invocation.command) {
+    case 'history': {
+      const records = await admin.listAudit(invocation.prompt, { limit: invocation.limit });
+      return invocation.json ? toJson(records) : formatAudit(invocation.prompt, records);
+    }
+    case 'label set':
+      return formatRelease(await admin.setLabel(invocation.prompt, invocation.label, invocation.version, { reason: invocation.reason }));
+    case 'rollout start':
+      return formatRelease(await admin.startRollout(invocation.prompt, invocation.label, invocation.version, {
+        percent: invocation.percent,
+        steps: invocation.steps,
+        stepIntervalSeconds: invocation.interval,
+        alarms: invocation.alarms,
+        reason: invocation.reason,
+      }));
+    case 'rollout step':
+      return formatRelease(await admin.stepRollout(invocation.prompt, invocation.label, { percent: invocation.percent, reason: invocation.reason }));
+    case 'rollout promote':
+      return formatRelease(await admin.promoteRollout(invocation.prompt, invocation.label, { reason: invocation.reason }));
+    case 'rollout abort':
+      return formatRelease(await admin.abortRollout(invocation.prompt, invocation.label, { reason: invocation.reason }));
     case 'activate':
       return formatActivation(await admin.activate(invocation.prompt, invocation.version, { activatedBy: invocation.by }));
     case 'list-versions': {

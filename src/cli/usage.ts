@@ -28,6 +28,29 @@ Commands:
                  prompts no longer in DIR are marked DELETED.
   validate DIR   Check the prompt files in DIR by the rules cdk synth applies;
                  one line per problem. No AWS access.
+  history        --table TABLE --audit PROMPT
+                 The prompt's audit trail, newest first: every move of CURRENT
+                 and of its labels, who made it, from and to which version, why.
+                   --limit N     at most N records (default 50, at most 1000)
+                   --json        print it as JSON
+
+Release path (needs \`governance\` on the construct; calls the release function's
+URL, signed with your AWS credentials; gated and audited):
+  label set      --table TABLE --prompt PROMPT --label LABEL --version N
+                 Point LABEL at version N (create or move it).
+  rollout start  --table TABLE --prompt PROMPT --label LABEL --version N --percent P
+                 Serve version N to P % of LABEL's readers (by stickiness key).
+                   --steps 50,100    later shares, rising
+                   --interval SECS   take the steps on this schedule (60 or more)
+                   --alarms A,B      abort when one of these alarms fires
+  rollout step   --table TABLE --prompt PROMPT --label LABEL [--percent P]
+                 Raise the share to P, or to the next step.
+  rollout promote --table TABLE --prompt PROMPT --label LABEL
+                 LABEL serves the candidate to everyone; the rollout ends.
+  rollout abort  --table TABLE --prompt PROMPT --label LABEL
+                 LABEL serves its own version to everyone; the rollout ends.
+  Each takes --reason TEXT (recorded in the audit record) and --url URL (the
+  release function's URL; default: PROMPT_SERVING_RELEASE_URL).
 
 Options:
   --table TABLE    name of the serving table

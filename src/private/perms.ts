@@ -86,3 +86,26 @@ export const VPC_NETWORK_INTERFACE_ACTIONS = [
   'ec2:AssignPrivateIpAddresses',
   'ec2:UnassignPrivateIpAddresses',
 ];
+
+/**
+ * What the release function and the rollout controller call on the table: `GetItem` (pointer, version, label),
+ * `Query` (the rollout registry), `PutItem` (the guarded label or pointer, the registry entry and the audit record,
+ * each a `Put` of one `TransactWriteItems`), `DeleteItem` (the registry entry of a rollout that ended). No
+ * `UpdateItem`, no `Scan`: versions are never rewritten and active rollouts are found without a scan.
+ */
+export const RELEASE_DATA_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:PutItem',
+  'dynamodb:DeleteItem',
+];
+
+/** Emitting audit events on the account's default event bus. */
+export const AUDIT_EVENT_ACTIONS = [
+  'events:PutEvents',
+];
+
+/** Reading the state of the alarms a rollout names (the rollout controller). */
+export const ALARM_READ_ACTIONS = [
+  'cloudwatch:DescribeAlarms',
+];

@@ -4,11 +4,26 @@
  * Thin handlers call `fullSync()` (schedule, deploy) or `syncPrompt(id)` (a CloudTrail event). No Lambda
  * types here, so it runs the same in tests, the demo and the function.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Attr, MAX_VERSION_NUMBER, PromptContent, STATUS_ACTIVE, bloomMightContain, checksum, describePromptId, promptIdProblem } from '../schema';
+import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import {
+  Attr,
+  CURRENT,
+  MAX_VERSION_NUMBER,
+  PromptContent,
+  STATUS_ACTIVE,
+  STATUS_DELETED,
+  bloomMightContain,
+  checksum,
+  contentOf,
+  describePromptId,
+  promptIdProblem,
+  versionKey,
+} from '../schema';
+import { AuditEntry, AuditEvents, auditItem, auditPut } from './audit';
 import { ClaimResult, SyncClaims } from './claims';
 import { contentProblem, pointerItem, sizeProblem, versionItem } from './content';
 import { SourceReadError } from './errors';
+import type { ActivationGate } from './gate';
 import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceSummary } from './source';
 import { PointerState, ServingTableStore } from './store';
 import { isTransient } from '../schema/retryable';
@@ -37,6 +52,26 @@ export interface SyncEngineOptions {
    * after the change) is skipped as `coalesced`. @default - no coalescing across syncs
    */
   readonly claims?: SyncClaims;
+  /**
+   * Governance (the construct's `governance`): every move of `CURRENT` the sync makes is audited, labels of a
+   * prompt deleted at the source are marked, and with a gate the sync's moves are gated. @default - none
+   */
+  readonly governance?: SyncGovernance;
+}
+
+/** What the sync does for the release path's audit and gate. */
+export interface SyncGovernance {
+  /** The actor of the sync's audit records: the sync function's role ARN. */
+  readonly actor: string;
+  /** Seconds audit records are kept. @default - forever */
+  readonly auditRetentionSeconds?: number;
+  /**
+   * Asked before `CURRENT` moves to a new version from the source (`gateSync`). On a denial the version item is
+   * written, `CURRENT` stays, the denial is audited once, and every later sync asks again. @default - not gated
+   */
+  readonly gate?: ActivationGate;
+  /** Where the audit events go: one batch (PutEvents of 10) at the end of each sync. @default - no events */
+  readonly events?: AuditEvents;
 }
 
 /** What a targeted sync is about. */
@@ -99,6 +134,9 @@ export class SyncEngine {
   private readonly claims: SyncClaims | undefined;
   /** Ids whose next version number must come from the history (a version item was found in the way). */
   private readonly versionLookups = new Set<string>();
+  private readonly governance: SyncGovernance | undefined;
+  /** Audit records written by the current sync, for its events. */
+  private readonly audited: AuditEntry[] = [];
 
   constructor(options: SyncEngineOptions) {
     this.store = new ServingTableStore(options.dynamoDBClient, options.tableName);
@@ -107,6 +145,7 @@ export class SyncEngine {
     this.now = options.now ?? (() => new Date());
     this.deadline = options.deadline;
     this.claims = options.claims;
+    this.governance = options.governance;
   }
 
   /**
@@ -161,6 +200,7 @@ export class SyncEngine {
     const catalogUpdated = complete && !catalogTrusted
       ? await this.store.catalog.rebuild(this.timestamp())
       : await this.applyMembership(outcomes);
+    await this.emitAuditEvents();
     return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, {
       deferred, listingFailures: listing.failures, repaired: repairsOf([...pointers.values()]),
     });
@@ -186,6 +226,7 @@ export class SyncEngine {
     const catalogUpdated = missingFromCatalog
       ? await this.store.catalog.rebuild(this.timestamp())
       : await this.applyMembership(new Map([[id, outcome]]));
+    await this.emitAuditEvents();
     return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started, { repaired: repairsOf(pointer ? [pointer] : []) });
   }
 
@@ -260,7 +301,13 @@ export class SyncEngine {
     const broken = pointer !== undefined && pointer.problems.length > 0;
     if (fetched.kind === 'not-found') {
       if (!pointer || (pointer.status !== STATUS_ACTIVE && !broken)) return { kind: 'skipped', reason: fetched.reason ?? 'not found at the source' };
-      return (await this.store.markDeleted(pointer, this.timestamp(), readAt)) === 'written' ? { kind: 'deleted' } : 'conflict';
+      const at = this.timestamp();
+      const entry: AuditEntry | undefined = this.auditEntry(id, { fromVersion: pointer.versionNumber || undefined, reason: 'deleted at the source', at });
+      if ((await this.store.markDeleted(pointer, at, readAt, this.auditWrite(entry))) !== 'written') return 'conflict';
+      this.noteAudited(entry);
+      // Labels keep serving what they copy, visibly: `source_deleted_at` on each.
+      if (this.governance) await this.store.markLabelsSourceDeleted(id, at);
+      return { kind: 'deleted' };
     }
     if (fetched.kind === 'unchanged') {
       if (broken) throw new Error(`the source answered "unchanged" for a pointer that must be rewritten (${pointer!.problems.join('; ')})`);
@@ -306,6 +353,11 @@ export class SyncEngine {
       latest = below;
     }
     const versionNumber = latest + 1;
+    const gated = this.governance?.gate !== undefined && pointer !== undefined && pointer.status === STATUS_ACTIVE && !broken;
+    if (gated) {
+      const decided = await this.gateSyncMove(id, prompt, sum, readAt, pointer, versionNumber);
+      if (decided !== undefined) return decided;
+    }
     const meta = {
       versionNumber,
       checksum: sum,
@@ -321,13 +373,110 @@ export class SyncEngine {
     });
     const tooBig = sizeProblem(current);
     if (tooBig) return { kind: 'failed', reason: tooBig, retryable: false };
-    const outcome = await this.store.writeVersion(version, current, pointer, readAt);
+    const entry = this.auditEntry(id, {
+      fromVersion: pointer && pointer.versionNumber > 0 ? pointer.versionNumber : undefined,
+      toVersion: versionNumber,
+      reason: `${!pointer ? 'new prompt' : pointer.status === STATUS_DELETED ? 'back at the source' : 'changed at the source'} (source version ${prompt.sourceVersion})`,
+      at: meta.syncedAt,
+    });
+    const outcome = await this.store.writeVersion(version, current, pointer, readAt, this.auditWrite(entry));
     if (outcome === 'version-exists') {
       this.versionLookups.add(id);
       return 'conflict';
     }
     this.versionLookups.delete(id);
-    return outcome === 'written' ? { kind: 'written', membership: pointer?.status !== STATUS_ACTIVE } : 'conflict';
+    if (outcome !== 'written') return 'conflict';
+    this.noteAudited(entry);
+    if (this.governance && pointer?.status === STATUS_DELETED) await this.store.markLabelsSourceDeleted(id, undefined);
+    return { kind: 'written', membership: pointer?.status !== STATUS_ACTIVE };
+  }
+
+  /**
+   * `gateSync`: asks the activation gate before `CURRENT` moves to the source's new content. The candidate is the
+   * version a previous denial already wrote (same checksum, `latest_version_number` above the served one), or the
+   * next version. Allowed and already written: `CURRENT` moves to it (returned). Allowed and new: `undefined`, the
+   * caller writes it as usual. Denied: the new version item is written and audited once (`gate-deny`), `CURRENT`
+   * stays; a denial of a version written before writes nothing. Both are `skipped` with the gate's reason.
+   */
+  private async gateSyncMove(
+    id: string, prompt: SourcePrompt, sum: string, readAt: string, pointer: PointerState, nextVersion: number,
+  ): Promise<Outcome | 'conflict' | undefined> {
+    let existing: Record<string, unknown> | undefined;
+    if (pointer.latestVersionNumber > pointer.versionNumber) {
+      const item = await this.store.getItem(id, versionKey(pointer.latestVersionNumber));
+      if (item?.[Attr.checksum] === sum) existing = item;
+    }
+    const toVersion = existing ? pointer.latestVersionNumber : nextVersion;
+    const decision = await this.governance!.gate!.check({
+      promptId: id, target: CURRENT, action: 'sync', fromVersion: pointer.versionNumber, toVersion, checksum: sum, content: prompt.content, actor: this.governance!.actor,
+    });
+    const at = this.timestamp();
+    if (decision.allow) {
+      if (!existing) return undefined;
+      const item = pointerItem(id, contentOf(existing), {
+        versionNumber: toVersion,
+        checksum: sum,
+        source: this.source.name,
+        sourceVersion: prompt.sourceVersion,
+        sourceUpdatedAt: prompt.updatedAt,
+        syncedAt: at,
+        latestVersionNumber: pointer.latestVersionNumber,
+        sourceChecksum: sum,
+        sourceRevision: prompt.revision,
+        sourceReadAt: readAt,
+      });
+      const entry = this.auditEntry(id, { fromVersion: pointer.versionNumber, toVersion, reason: `changed at the source (source version ${prompt.sourceVersion}); activation gate: ${decision.reason}`, at });
+      if ((await this.store.writePointer(item, pointer, readAt, this.auditWrite(entry))) !== 'written') return 'conflict';
+      this.noteAudited(entry);
+      return { kind: 'written', membership: false };
+    }
+    const skipped: Outcome = {
+      kind: 'skipped',
+      reason: `the activation gate denied version ${toVersion} (${decision.reason}); CURRENT stays on version ${pointer.versionNumber}, and the next sync asks again`,
+    };
+    if (existing) return skipped;
+    const meta = {
+      versionNumber: nextVersion,
+      checksum: sum,
+      source: this.source.name,
+      sourceVersion: prompt.sourceVersion,
+      sourceUpdatedAt: prompt.updatedAt,
+      syncedAt: at,
+    };
+    const entry: AuditEntry = {
+      ...this.auditEntry(id, { fromVersion: pointer.versionNumber, toVersion, reason: `sync denied: ${decision.reason}`, at })!,
+      action: 'gate-deny',
+    };
+    const outcome = await this.store.writeDeniedVersion(versionItem(id, prompt.content, meta), pointer, readAt, nextVersion, this.auditWrite(entry));
+    if (outcome === 'version-exists') {
+      this.versionLookups.add(id);
+      return 'conflict';
+    }
+    if (outcome !== 'written') return 'conflict';
+    this.noteAudited(entry);
+    return skipped;
+  }
+
+  /** The audit entry of one of the sync's moves of `CURRENT`, when governance is on. */
+  private auditEntry(id: string, move: { fromVersion?: number; toVersion?: number; reason: string; at: string }): AuditEntry | undefined {
+    if (!this.governance) return undefined;
+    return { promptId: id, action: 'sync', target: CURRENT, actor: this.governance.actor, ...move };
+  }
+
+  /** The audit record's conditional put, to join the move's transaction (none without governance). */
+  private auditWrite(entry: AuditEntry | undefined): TransactWriteItem[] {
+    if (!entry) return [];
+    return [auditPut(this.store.tableName, auditItem(entry, this.governance!.auditRetentionSeconds))];
+  }
+
+  private noteAudited(entry: AuditEntry | undefined): void {
+    if (entry) this.audited.push(entry);
+  }
+
+  /** Emits the events of this sync's audit records (PutEvents of 10; a refusal is logged, never fails the sync). */
+  private async emitAuditEvents(): Promise<void> {
+    const entries = this.audited.splice(0);
+    if (entries.length > 0 && this.governance?.events) await this.governance.events.emit(entries);
   }
 
   /**

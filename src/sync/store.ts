@@ -13,6 +13,7 @@ import {
   QueryCommand,
   QueryCommandOutput,
   ScanCommand,
+  TransactWriteItem,
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -20,6 +21,8 @@ import {
   Attr,
   CATALOG_ID,
   CURRENT,
+  LABEL_SORT_KEY_PREFIX,
+  LabelAttr,
   MAX_VERSION_NUMBER,
   PARTITION_KEY,
   SORT_KEY,
@@ -101,7 +104,9 @@ export class ServingTableStore {
    * the version item must not exist, and the pointer must still be as `expected` (or absent) and not have
    * been written by a sync that read the source after `readAt`.
    */
-  async writeVersion(versionItem: Item, pointerItem: Item, expected: PointerState | undefined, readAt: string): Promise<VersionWriteOutcome> {
+  async writeVersion(
+    versionItem: Item, pointerItem: Item, expected: PointerState | undefined, readAt: string, extra: readonly TransactWriteItem[] = [],
+  ): Promise<VersionWriteOutcome> {
     try {
       await this.client.send(new TransactWriteItemsCommand({
         TransactItems: [
@@ -114,6 +119,7 @@ export class ServingTableStore {
             },
           },
           { Put: { TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected, readAt) } },
+          ...extra,
         ],
       }));
       return 'written';
@@ -176,11 +182,107 @@ export class ServingTableStore {
     }));
   }
 
+  /**
+   * The guarded `Put` of {@link putPointer} as a transaction member, so a caller can write the pointer together
+   * with other items (the release path writes its audit record in the same transaction).
+   */
+  pointerPut(pointerItem: Item, expected: PointerState): { Put: { TableName: string; Item: Item } & ReturnType<typeof pointerGuard> } {
+    return { Put: { TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected) } };
+  }
+
   /** Replaces the pointer (e.g. to activate an older version) if it is still as `expected`. */
   async putPointer(pointerItem: Item, expected: PointerState): Promise<WriteOutcome> {
     return sendGuarded(this.client, new PutItemCommand({
       TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected),
     }));
+  }
+
+  /**
+   * Points `CURRENT` at a copy of an existing version (`pointerItem`), guarded like {@link writeVersion}, in one
+   * transaction with `extra` (the audit record): a sync taking a version the activation gate denied before.
+   */
+  async writePointer(pointerItem: Item, expected: PointerState, readAt: string, extra: readonly TransactWriteItem[] = []): Promise<WriteOutcome> {
+    try {
+      await this.client.send(new TransactWriteItemsCommand({
+        TransactItems: [
+          { Put: { TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected, readAt) } },
+          ...extra,
+        ],
+      }));
+      return 'written';
+    } catch (err) {
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
+  }
+
+  /**
+   * Writes a new immutable version that the activation gate denied: the version item, and on the pointer only
+   * `latest_version_number` (so the next version gets the next number) with its revision, guarded like
+   * {@link writeVersion}; `CURRENT` keeps serving what it served. `extra`: the `gate-deny` audit record.
+   */
+  async writeDeniedVersion(
+    versionItem: Item, expected: PointerState, readAt: string, versionNumber: number, extra: readonly TransactWriteItem[],
+  ): Promise<VersionWriteOutcome> {
+    const guard = pointerGuard(expected, readAt);
+    try {
+      await this.client.send(new TransactWriteItemsCommand({
+        TransactItems: [
+          { Put: { TableName: this.tableName, Item: versionItem, ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } } },
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: pointerKey(expected.id),
+              UpdateExpression: 'SET #lvnNew = :lvnNew, #rev = :nextRev',
+              ConditionExpression: guard.ConditionExpression,
+              ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, '#lvnNew': Attr.latestVersionNumber, '#rev': Attr.revision },
+              ExpressionAttributeValues: { ...guard.ExpressionAttributeValues, ':lvnNew': { N: String(versionNumber) }, ':nextRev': nextRevision(expected) },
+            },
+          },
+          ...extra,
+        ],
+      }));
+      return 'written';
+    } catch (err) {
+      const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+      if (reasons?.[0]?.Code === 'ConditionalCheckFailed' && reasons[1]?.Code !== 'ConditionalCheckFailed') return 'version-exists';
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
+  }
+
+  /**
+   * Sets (`at`) or removes (`undefined`) `source_deleted_at` on every label item of the prompt, bumping each
+   * label's `revision` so the stream writes it through; each update is guarded on the revision read (a label
+   * moved meanwhile is left to its mover, who copies the flag's state from the version it moves to: none).
+   * Returns how many labels were updated.
+   */
+  async markLabelsSourceDeleted(id: string, at: string | undefined): Promise<number> {
+    const out = await this.client.send(new QueryCommand({
+      TableName: this.tableName,
+      ConsistentRead: true,
+      KeyConditionExpression: '#pk = :id AND begins_with(#sk, :label)',
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#rev': Attr.revision, '#sda': LabelAttr.sourceDeletedAt },
+      ExpressionAttributeValues: { ':id': { S: id }, ':label': { S: LABEL_SORT_KEY_PREFIX } },
+      ProjectionExpression: '#pk, #sk, #rev, #sda',
+    }));
+    let updated = 0;
+    for (const label of out.Items ?? []) {
+      const has = label[LabelAttr.sourceDeletedAt] !== undefined;
+      if ((at !== undefined) === has) continue;
+      const rev = label[Attr.revision];
+      const next = { N: String((rev?.N !== undefined && Number.isSafeInteger(Number(rev.N)) ? Number(rev.N) : 0) + 1) };
+      const outcome = await sendGuarded(this.client, new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: { [PARTITION_KEY]: label[PARTITION_KEY], [SORT_KEY]: label[SORT_KEY] },
+        UpdateExpression: at !== undefined ? 'SET #sda = :at, #rev = :next' : 'REMOVE #sda SET #rev = :next',
+        ConditionExpression: rev === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(#rev)' : '#rev = :rev',
+        ExpressionAttributeNames: { '#sda': LabelAttr.sourceDeletedAt, '#rev': Attr.revision, ...(rev === undefined ? { '#pk': PARTITION_KEY } : {}) },
+        ExpressionAttributeValues: { ':next': next, ...(at !== undefined ? { ':at': { S: at } } : {}), ...(rev !== undefined ? { ':rev': rev } : {}) },
+      }));
+      if (outcome === 'written') updated++;
+    }
+    return updated;
   }
 
   /** Records what the source held at `readAt` without touching served content (no new version). */
@@ -209,9 +311,9 @@ export class ServingTableStore {
    * Marks a pointer DELETED (history kept; readers get not-found). `source_read_at` records when the sync
    * saw the prompt gone, so a slower sync still holding its last content cannot bring it back.
    */
-  async markDeleted(expected: PointerState, syncedAt: string, readAt: string): Promise<WriteOutcome> {
+  async markDeleted(expected: PointerState, syncedAt: string, readAt: string, extra: readonly TransactWriteItem[] = []): Promise<WriteOutcome> {
     const guard = pointerGuard(expected, readAt);
-    return sendGuarded(this.client, new UpdateItemCommand({
+    const update = {
       TableName: this.tableName,
       Key: pointerKey(expected.id),
       UpdateExpression: 'SET #status = :deleted, #synced = :synced, #readAt = :newReadAt, #rev = :nextRev',
@@ -224,7 +326,15 @@ export class ServingTableStore {
         ':nextRev': nextRevision(expected),
         ':newReadAt': { S: readAt },
       },
-    }));
+    };
+    if (extra.length === 0) return sendGuarded(this.client, new UpdateItemCommand(update));
+    try {
+      await this.client.send(new TransactWriteItemsCommand({ TransactItems: [{ Update: update }, ...extra] }));
+      return 'written';
+    } catch (err) {
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
   }
 
   /** Ids of every ACTIVE pointer: a strongly consistent Scan (only run when catalog membership changes). */

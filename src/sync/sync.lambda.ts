@@ -10,12 +10,17 @@
  */
 import { BedrockAgentClient } from '@aws-sdk/client-bedrock-agent';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DEFAULT_METRICS_NAMESPACE, DEFAULT_SOURCE_REQUESTS_PER_SECOND, Env, requireEnv } from '../schema';
+import { AuditEvents } from './audit';
 import { sendCfnResponse } from './cfn-response';
 import { MAX_CLAIM_LEASE_MS, SyncClaims } from './claims';
-import { SyncEngine, SyncReport } from './engine';
+import { SyncEngine, SyncGovernance, SyncReport } from './engine';
 import { SyncRetryableError } from './errors';
 import { CustomResourceEvent, classify } from './events';
+import { LambdaActivationGate } from './gate';
+import { DEFAULT_GATE_TIMEOUT_MS, GovernanceEnv, envPositiveInt } from './governance-env';
 import { emfRecord } from './metrics';
 import { SharedRateLimiter } from './shared-budget';
 import { PromptSourceReader } from './source';
@@ -123,7 +128,7 @@ async function run(
   // invocation running (docs/adr/0002-one-bedrock-budget.md).
   const leaseMs = Math.min(MAX_CLAIM_LEASE_MS, Math.max(CLAIM_MIN_LEASE_MS, (deadline ?? Date.now()) - Date.now() + FINISH_MARGIN_MS));
   const claims = source.name === 'bedrock' ? new SyncClaims({ dynamoDBClient, tableName, leaseMs }) : undefined;
-  const engine = new SyncEngine({ dynamoDBClient, tableName, source, deadline, claims });
+  const engine = new SyncEngine({ dynamoDBClient, tableName, source, deadline, claims, governance: governanceFromEnv(tableName) });
   try {
     const report = await sync(engine);
     console.log(JSON.stringify(emfRecord(process.env[Env.metricsNamespace] ?? DEFAULT_METRICS_NAMESPACE, tableName, report)));
@@ -169,4 +174,23 @@ function sourceOptions(): SourceOptions {
 
 function log(level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown>): void {
   console.log(JSON.stringify({ level, message, ...fields }));
+}
+
+let eventBridgeClient: EventBridgeClient | undefined;
+let lambdaClient: LambdaClient | undefined;
+
+/** Governance as the construct configured it (`governance` set): audit, and with `gateSync` the gate. */
+function governanceFromEnv(tableName: string): SyncGovernance | undefined {
+  if (process.env[GovernanceEnv.audit] !== 'true') return undefined;
+  eventBridgeClient ??= new EventBridgeClient({});
+  const gateFunction = process.env[GovernanceEnv.gateSync] === 'true' ? process.env[GovernanceEnv.gateFunction] : undefined;
+  if (gateFunction) lambdaClient ??= new LambdaClient({ maxAttempts: 1 });
+  return {
+    actor: requireEnv(GovernanceEnv.actorArn, HANDLER),
+    auditRetentionSeconds: envPositiveInt(GovernanceEnv.auditRetentionSeconds, undefined),
+    events: new AuditEvents(eventBridgeClient, tableName),
+    gate: gateFunction
+      ? new LambdaActivationGate(lambdaClient!, gateFunction, envPositiveInt(GovernanceEnv.gateTimeoutMs, DEFAULT_GATE_TIMEOUT_MS)!)
+      : undefined,
+  };
 }

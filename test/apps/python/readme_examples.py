@@ -3,12 +3,15 @@
 from typing import Any
 
 from aws_cdk import Stack
+from aws_cdk import Duration
 from aws_cdk import Duration, RemovalPolicy
 from cdk_prompt_serving import PromptCache, PromptServingTable, PromptSource
+from cdk_prompt_serving import PromptGovernanceOptions
 from cdk_prompt_serving import PromptServingAlarmOptions
 from cdk_prompt_serving import PromptServingTable
 from cdk_prompt_serving import PromptServingTable, PromptSource
 from cdk_prompt_serving import PromptServingTable, PromptSource, PromptVersionSelection
+import aws_cdk.aws_cloudwatch as cloudwatch
 import aws_cdk.aws_cloudwatch_actions as cloudwatch_actions
 import aws_cdk.aws_dynamodb as dynamodb
 import aws_cdk.aws_ec2 as ec2
@@ -117,6 +120,22 @@ def operating_it(self: Stack, *, pager: Any) -> None:
     )
 
 
+def release_a_change_labels_rollouts_gate_audit(self: Stack, *, gate: Any, alarm: Any, pipeline: Any) -> None:
+    """From README "Release a change: labels, rollouts, gate, audit"."""
+    # `gate` answers { allow, reason } for a candidate; a rollout naming `alarm` aborts when it fires.
+
+    prompts = PromptServingTable(self, "Prompts",
+        source=PromptSource.bedrock(),
+        governance=PromptGovernanceOptions(
+            activation_gate=gate,
+            rollout_alarms=[alarm],
+            audit_retention=Duration.days(365)
+        )
+    )
+    # Only the pipeline may move `production` (it may move nothing else).
+    prompts.grant_release(pipeline, labels=["production"])
+
+
 def prompt_serving_table_add_reader(self: Stack) -> None:
     """From the docstring of PromptServingTable.addReader."""
     prompts = PromptServingTable(self, "Prompts", source=PromptSource.from_directory("prompts"))
@@ -156,4 +175,4 @@ def prompt_source_from_directory(self: Stack) -> None:
     )
 
 
-EXAMPLES = [smallest_deployment, smallest_deployment_2, prompts_as_code, only_some_bedrock_prompts_or_their_drafts, encryption_billing_and_retention, cache_tier_elasticache_for_valkey, readers_in_another_stack_app_or_account, multi_region, operating_it, prompt_serving_table_add_reader, prompt_serving_table_from_table_attributes, prompt_serving_table_from_table_name, prompt_serving_table_grant_read, prompt_source_from_directory]
+EXAMPLES = [smallest_deployment, smallest_deployment_2, prompts_as_code, only_some_bedrock_prompts_or_their_drafts, encryption_billing_and_retention, cache_tier_elasticache_for_valkey, readers_in_another_stack_app_or_account, multi_region, operating_it, release_a_change_labels_rollouts_gate_audit, prompt_serving_table_add_reader, prompt_serving_table_from_table_attributes, prompt_serving_table_from_table_name, prompt_serving_table_grant_read, prompt_source_from_directory]

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 from aws_cdk import Acknowledgment, App, Environment, Stack, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -69,6 +70,15 @@ def given(stack: Stack, name: str, made: Dict[str, Any]) -> Any:
         value = kms.Key(stack, "Key", enable_key_rotation=True)
     elif name == "role":
         value = iam.Role(stack, "ReaderRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    elif name == "gate":
+        # The activation gate (README "Release a change"): any function answering { allow, reason }.
+        value = lambda_.Function(stack, "Gate", runtime=lambda_.Runtime.PYTHON_3_13, handler="index.handler",
+                                 code=lambda_.Code.from_inline("def handler(event, context):\n    return {'allow': True, 'reason': 'ok'}\n"))
+    elif name == "alarm":
+        value = cloudwatch.Alarm(stack, "CheckoutErrors", metric=cloudwatch.Metric(namespace="Shop", metric_name="Errors"),
+                                 threshold=1, evaluation_periods=1)
+    elif name == "pipeline":
+        value = iam.Role(stack, "Pipeline", assumed_by=iam.AccountRootPrincipal())
     else:
         raise AssertionError(f"an example declares {name!r}: teach given() how an app makes one")
     made[name] = value

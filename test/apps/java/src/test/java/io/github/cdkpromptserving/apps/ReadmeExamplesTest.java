@@ -31,9 +31,12 @@ import software.amazon.awscdk.StackProps;
 import software.amazon.awscdk.Validations;
 import software.amazon.awscdk.assertions.Match;
 import software.amazon.awscdk.assertions.Template;
+import software.amazon.awscdk.services.cloudwatch.Alarm;
+import software.amazon.awscdk.services.cloudwatch.Metric;
 import software.amazon.awscdk.services.ec2.SubnetConfiguration;
 import software.amazon.awscdk.services.ec2.SubnetType;
 import software.amazon.awscdk.services.ec2.Vpc;
+import software.amazon.awscdk.services.iam.AccountRootPrincipal;
 import software.amazon.awscdk.services.iam.Role;
 import software.amazon.awscdk.services.iam.ServicePrincipal;
 import software.amazon.awscdk.services.kms.Key;
@@ -128,6 +131,12 @@ class ReadmeExamplesTest {
             Arguments.of("multi_region", (Consumer<Stack>) MultiRegion::apply),
             Arguments.of("operating_it", (Consumer<Stack>) s -> OperatingIt.apply(s, Topic.Builder.create(s, "Pager").enforceSsl(true)
                 .masterKey(software.amazon.awscdk.services.kms.Alias.fromAliasName(s, "SnsKey", "alias/aws/sns")).build())),
+            Arguments.of("release_a_change_labels_rollouts_gate_audit", (Consumer<Stack>) s -> ReleaseAChangeLabelsRolloutsGateAudit.apply(s,
+                Function.Builder.create(s, "Gate").runtime(Runtime.NODEJS_22_X).handler("index.handler")
+                    .code(Code.fromInline("exports.handler = async () => ({ allow: true, reason: 'ok' });")).build(),
+                Alarm.Builder.create(s, "CheckoutErrors").metric(Metric.Builder.create().namespace("Shop").metricName("Errors").build())
+                    .threshold(1).evaluationPeriods(1).build(),
+                Role.Builder.create(s, "Pipeline").assumedBy(new AccountRootPrincipal()).build())),
             Arguments.of("prompt_serving_table_add_reader", (Consumer<Stack>) PromptServingTableAddReader::apply),
             Arguments.of("prompt_serving_table_from_table_attributes", (Consumer<Stack>) s ->
                 PromptServingTableFromTableAttributes.apply(s, reader(s, null), Key.Builder.create(s, "Key").enableKeyRotation(true).build())),

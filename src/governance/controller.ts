@@ -1,0 +1,134 @@
+/**
+ * The rollout controller: on its schedule (every minute) it checks the alarms of every rollout in progress and
+ * aborts the rollouts whose alarm is in ALARM, then advances the rollouts whose next scheduled step is due; on a
+ * CloudWatch "Alarm State Change" event to ALARM it aborts, at once, every rollout that names that alarm (the way
+ * AWS AppConfig rolls back a deployment). Its moves are audited with its own role as the actor.
+ */
+import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
+import { ReleaseError, ReleaseErrorCode } from './errors';
+import type { RegistryEntry } from './label-item';
+import type { MoveResult, ReleaseEngine } from './release';
+
+/** DescribeAlarms takes at most 100 names per call. */
+const DESCRIBE_ALARMS_MAX_NAMES = 100;
+/**
+ * A `next_step_at` further ahead than the step interval plus this is not believed (a hand edit or a writer's broken
+ * clock would otherwise freeze the rollout): the step is due now.
+ */
+export const MAX_SCHEDULE_SKEW_MS = 60_000;
+
+/** Which of the named alarms are in ALARM now. */
+export interface AlarmStates {
+  inAlarm(names: readonly string[]): Promise<Set<string>>;
+}
+
+/** Alarm states from CloudWatch `DescribeAlarms` (metric and composite alarms), 100 names per call. */
+export class CloudWatchAlarmStates implements AlarmStates {
+  constructor(private readonly client: CloudWatchClient) {}
+
+  async inAlarm(names: readonly string[]): Promise<Set<string>> {
+    const firing = new Set<string>();
+    for (let start = 0; start < names.length; start += DESCRIBE_ALARMS_MAX_NAMES) {
+      let nextToken: string | undefined;
+      for (let page = 0; page < 100; page++) {
+        const out = await this.client.send(new DescribeAlarmsCommand({
+          AlarmNames: names.slice(start, start + DESCRIBE_ALARMS_MAX_NAMES),
+          AlarmTypes: ['MetricAlarm', 'CompositeAlarm'],
+          StateValue: 'ALARM',
+          NextToken: nextToken,
+        }));
+        for (const a of [...(out.MetricAlarms ?? []), ...(out.CompositeAlarms ?? [])]) if (a.AlarmName) firing.add(a.AlarmName);
+        nextToken = out.NextToken;
+        if (!nextToken) break;
+      }
+    }
+    return firing;
+  }
+}
+
+/** One thing the controller did or declined to do. */
+export interface ControllerAction {
+  readonly promptId: string;
+  readonly label: string;
+  /** `held`: the prompt was deleted at the source; the rollout waits (an alarm still aborts it). */
+  readonly outcome: 'aborted' | 'stepped' | 'promoted' | 'gate-denied' | 'held' | 'not-due' | 'stale-entry-dropped' | 'failed';
+  readonly detail?: string;
+  readonly result?: MoveResult;
+}
+
+export class RolloutController {
+  constructor(
+    private readonly engine: ReleaseEngine,
+    private readonly alarms: AlarmStates,
+    private readonly actor: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The scheduled pass: alarms first (an abort wins over a due step), then due steps. Each rollout fails alone. */
+  async tick(): Promise<ControllerAction[]> {
+    const entries = await this.engine.listRollouts();
+    const watched = [...new Set(entries.flatMap((e) => e.alarms))];
+    const firing = watched.length > 0 ? await this.alarms.inAlarm(watched) : new Set<string>();
+    const actions: ControllerAction[] = [];
+    for (const entry of entries) {
+      const alarm = entry.alarms.find((a) => firing.has(a));
+      actions.push(await this.guard(entry, () => (alarm !== undefined ? this.abort(entry, alarm) : this.advance(entry))));
+    }
+    return actions;
+  }
+
+  /** An alarm went to ALARM: abort every rollout naming it. */
+  async onAlarm(alarmName: string): Promise<ControllerAction[]> {
+    const entries = (await this.engine.listRollouts()).filter((e) => e.alarms.includes(alarmName));
+    const actions: ControllerAction[] = [];
+    for (const entry of entries) actions.push(await this.guard(entry, () => this.abort(entry, alarmName)));
+    return actions;
+  }
+
+  private async abort(entry: RegistryEntry, alarm: string): Promise<ControllerAction> {
+    const result = await this.engine.abortRollout(
+      { action: 'rollout-abort', promptId: entry.promptId, label: entry.label, reason: `alarm '${alarm}' is in ALARM` },
+      this.actor, { rolloutId: entry.rolloutId });
+    return { promptId: entry.promptId, label: entry.label, outcome: 'aborted', detail: alarm, result };
+  }
+
+  private async advance(entry: RegistryEntry): Promise<ControllerAction> {
+    const { rollout } = await this.engine.readRollout(entry.promptId, entry.label, entry.rolloutId);
+    if (rollout.nextStepAt === undefined || rollout.stepIntervalSeconds === undefined) {
+      return { promptId: entry.promptId, label: entry.label, outcome: 'not-due', detail: 'manual steps' };
+    }
+    const due = Date.parse(rollout.nextStepAt);
+    const believable = due <= this.now() + rollout.stepIntervalSeconds * 1000 + MAX_SCHEDULE_SKEW_MS;
+    if (believable && due > this.now()) return { promptId: entry.promptId, label: entry.label, outcome: 'not-due', detail: rollout.nextStepAt };
+    const options = { rolloutId: entry.rolloutId, scheduled: true };
+    const reason = believable ? 'scheduled step' : `scheduled step (next_step_at ${rollout.nextStepAt} was implausibly far ahead; taken as due)`;
+    const hasNext = rollout.stepsBp.some((s) => s > rollout.percentBp);
+    if (hasNext) {
+      const result = await this.engine.stepRollout({ action: 'rollout-step', promptId: entry.promptId, label: entry.label, reason }, this.actor, options);
+      return { promptId: entry.promptId, label: entry.label, outcome: 'stepped', result };
+    }
+    const result = await this.engine.promoteRollout({ action: 'rollout-promote', promptId: entry.promptId, label: entry.label, reason }, this.actor, options);
+    return { promptId: entry.promptId, label: entry.label, outcome: 'promoted', result };
+  }
+
+  /** Runs one rollout's action; a refusal or failure is reported for that rollout alone. */
+  private async guard(entry: RegistryEntry, act: () => Promise<ControllerAction>): Promise<ControllerAction> {
+    try {
+      return await act();
+    } catch (err) {
+      if (err instanceof ReleaseError && (err.code === ReleaseErrorCode.rolloutNotFound || err.code === ReleaseErrorCode.labelNotFound)) {
+        await this.engine.dropStaleRegistryEntry(entry);
+        return { promptId: entry.promptId, label: entry.label, outcome: 'stale-entry-dropped', detail: err.message };
+      }
+      if (err instanceof ReleaseError && err.code === ReleaseErrorCode.gateDenied) {
+        return { promptId: entry.promptId, label: entry.label, outcome: 'gate-denied', detail: err.message };
+      }
+      if (err instanceof ReleaseError && err.code === ReleaseErrorCode.promptDeleted) {
+        return { promptId: entry.promptId, label: entry.label, outcome: 'held', detail: err.message };
+      }
+      const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      console.error(JSON.stringify({ level: 'ERROR', message: 'rollout controller action failed', promptId: entry.promptId, label: entry.label, error: detail }));
+      return { promptId: entry.promptId, label: entry.label, outcome: 'failed', detail };
+    }
+  }
+}

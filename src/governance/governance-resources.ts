@@ -1,0 +1,214 @@
+/**
+ * The construct side of the release path: the release function behind an IAM-authenticated function URL, the
+ * rollout controller with its schedule and alarm rule, their roles (actions from perms.ts), and the record of
+ * release grants the release function enforces. Built by `PromptServingTable` when `governance` is set.
+ */
+import { Aws, Duration, Lazy, Stack, Token, Validations } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { ReleaseScope } from './principal';
+import { ReleaseFunction } from './release-function';
+import { RolloutControllerFunction } from './rollout-controller-function';
+import { wildcardResourceFinding } from '../private/nag';
+import { ALARM_READ_ACTIONS, AUDIT_EVENT_ACTIONS, KEY_WRITE_ACTIONS, RELEASE_DATA_ACTIONS } from '../private/perms';
+import { Env, labelNameProblem } from '../schema';
+import { GovernanceEnv } from '../sync/governance-env';
+
+/** How often the rollout controller runs: scheduled steps are due to the minute, and alarms are rechecked. */
+export const ROLLOUT_CONTROLLER_SCHEDULE = Duration.minutes(1);
+export const DEFAULT_GATE_TIMEOUT = Duration.seconds(10);
+/** The gate's limit leaves the release function time to write and answer within its own timeout. */
+export const MAX_GATE_TIMEOUT = Duration.seconds(20);
+const RELEASE_FUNCTION_TIMEOUT = Duration.seconds(30);
+const CONTROLLER_TIMEOUT = Duration.minutes(1);
+export const MIN_AUDIT_RETENTION = Duration.days(1);
+/** The attribute DynamoDB's time to live reads: audit records' (and sync claims') `expires_at`. */
+export const TTL_ATTRIBUTE = 'expires_at';
+
+export interface GovernanceWiring {
+  readonly table: dynamodb.TableV2;
+  readonly encryptionKey?: kms.IKey;
+  readonly gate?: lambda.IFunction;
+  readonly gateTimeout: Duration;
+  readonly alarms: readonly cloudwatch.IAlarm[];
+  readonly auditRetention?: Duration;
+  readonly logRetention: logs.RetentionDays;
+  readonly deadLetterQueue: sqs.IQueue;
+}
+
+/** The release path's resources (children of the `Governance` construct). */
+export class GovernanceResources extends Construct {
+  readonly releaseFunction: lambda.Function;
+  readonly releaseFunctionUrl: lambda.FunctionUrl;
+  readonly rolloutController: lambda.Function;
+  private readonly scopes: ReleaseScope[] = [];
+
+  constructor(scope: Construct, id: string, wiring: GovernanceWiring) {
+    super(scope, id);
+    const environment: Record<string, string> = {
+      [Env.tableName]: wiring.table.tableName,
+      [GovernanceEnv.gateTimeoutMs]: String(wiring.gateTimeout.toMilliseconds()),
+      [GovernanceEnv.rolloutAlarms]: Stack.of(this).toJsonString(wiring.alarms.map((a) => a.alarmName)),
+    };
+    if (wiring.gate) environment[GovernanceEnv.gateFunction] = wiring.gate.functionArn;
+    if (wiring.auditRetention) environment[GovernanceEnv.auditRetentionSeconds] = String(wiring.auditRetention.toSeconds());
+
+    this.releaseFunction = this.makeFunction('Release', wiring, {
+      environment: {
+        ...environment,
+        // Resolved at synth, after every grantRelease: the grants the function enforces.
+        [GovernanceEnv.releaseScopes]: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.scopes) }),
+      },
+      description: 'Moves labels, rollouts and CURRENT of the serving table for IAM-authenticated callers: gated and audited',
+      timeout: RELEASE_FUNCTION_TIMEOUT,
+      make: (props) => new ReleaseFunction(this, 'ReleaseFunction', props),
+    });
+    this.releaseFunctionUrl = this.releaseFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+    Validations.of(this.releaseFunction).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason: 'The release function is only invoked synchronously through its function URL; the caller gets every failure as the answer, so there is nothing to park.',
+    });
+
+    this.rolloutController = this.makeFunction('RolloutController', wiring, {
+      environment,
+      description: 'Advances scheduled prompt rollouts and aborts those whose alarm fires',
+      timeout: CONTROLLER_TIMEOUT,
+      make: (props) => new RolloutControllerFunction(this, 'RolloutControllerFunction', props),
+    });
+    this.rolloutController.addEnvironment(GovernanceEnv.actorArn, this.rolloutController.role!.roleArn);
+    this.rolloutController.configureAsyncInvoke({
+      retryAttempts: 2, maxEventAge: Duration.minutes(10), onFailure: new destinations.SqsDestination(wiring.deadLetterQueue),
+    });
+    if (wiring.alarms.length > 0) {
+      iam.Grant.addToPrincipal({ grantee: this.rolloutController, actions: ALARM_READ_ACTIONS, resourceArns: wiring.alarms.map((a) => a.alarmArn) });
+    }
+    const controllerTarget = new targets.LambdaFunction(this.rolloutController, {
+      deadLetterQueue: wiring.deadLetterQueue, retryAttempts: 2, maxEventAge: Duration.minutes(10),
+    });
+    // The schedule: due steps, and alarms rechecked (an alarm already in ALARM when a rollout starts sends no event).
+    new events.Rule(this, 'RolloutSchedule', {
+      description: 'Runs the rollout controller: scheduled steps and alarm checks of prompt rollouts',
+      schedule: events.Schedule.rate(ROLLOUT_CONTROLLER_SCHEDULE),
+      targets: [controllerTarget],
+    });
+    if (wiring.alarms.length > 0) {
+      new events.Rule(this, 'RolloutAlarmRule', {
+        description: 'Aborts prompt rollouts at once when an alarm they name goes to ALARM',
+        eventPattern: {
+          source: ['aws.cloudwatch'],
+          detailType: ['CloudWatch Alarm State Change'],
+          resources: wiring.alarms.map((a) => a.alarmArn),
+          detail: { state: { value: ['ALARM'] } },
+        },
+        targets: [controllerTarget],
+      });
+    }
+    Validations.of(this.rolloutController).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason: 'The rollout controller is invoked by EventBridge rules whose targets send undeliverable events to the construct\'s dead-letter queue; '
+        + 'a failed run is repeated by the one-minute schedule.',
+    });
+  }
+
+  /**
+   * Records a release grant: `lambda:InvokeFunctionUrl` (auth type AWS_IAM) and `lambda:InvokeFunction` (only via
+   * the function URL) on the release function, and, for a role or user, the labels the release function lets it move.
+   */
+  grant(grantee: iam.IGrantable, labels: string[] | undefined): iam.Grant {
+    const principal = principalArn(grantee.grantPrincipal);
+    if (labels !== undefined) {
+      validateGrantLabels(labels);
+      if (principal === undefined) {
+        throw new Error(`grantRelease with \`labels\` needs a grantee whose principal is an IAM role or user (the release function recognises callers by role or user), got ${grantee.grantPrincipal.constructor.name}; grant a role, or leave out \`labels\``);
+      }
+    }
+    if (principal !== undefined) this.scopes.push({ principal, labels: labels === undefined ? '*' : [...new Set(labels)] });
+    return this.releaseFunction.grantInvokeUrl(grantee);
+  }
+
+  private makeFunction(
+    name: string,
+    wiring: GovernanceWiring,
+    spec: { environment: Record<string, string>; description: string; timeout: Duration; make: (props: lambda.FunctionOptions) => lambda.Function },
+  ): lambda.Function {
+    const role = new iam.Role(this, `${name}Role`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: spec.description });
+    const logGroup = new logs.LogGroup(this, `${name}Logs`, { retention: wiring.logRetention });
+    logGroup.grantWrite(role);
+    const fn = spec.make({
+      description: spec.description,
+      role,
+      logGroup,
+      timeout: spec.timeout,
+      memorySize: 256,
+      architecture: lambda.Architecture.ARM_64,
+      environment: spec.environment,
+    });
+    iam.Grant.addToPrincipal({ grantee: role, actions: RELEASE_DATA_ACTIONS, resourceArns: [wiring.table.tableArn] });
+    wiring.encryptionKey?.grant(role, ...KEY_WRITE_ACTIONS);
+    iam.Grant.addToPrincipal({ grantee: role, actions: AUDIT_EVENT_ACTIONS, resourceArns: [defaultEventBusArn(this)] });
+    if (wiring.gate) grantGateInvoke(wiring.gate, role);
+    const runtimeReason = 'The runtime is the one the bundled governance handlers are built for and tested on (esbuild --target=node22); '
+      + 'it moves with library releases, not with the newest runtime the app\'s aws-cdk-lib knows.';
+    Validations.of(fn).acknowledge({ id: 'AwsSolutions-L1', reason: runtimeReason }, { id: 'Serverless-LambdaLatestVersion', reason: runtimeReason });
+    Validations.of(fn).acknowledge({
+      id: 'Serverless-LambdaTracing',
+      reason: 'Every move is recorded as an audit item and an EventBridge event, and the function logs structured JSON; X-Ray adds nothing to a few table calls.',
+    });
+    return fn;
+  }
+}
+
+/**
+ * `lambda:InvokeFunction` on the activation gate for `role`. aws-cdk-lib's `grantInvoke` also covers the gate's
+ * versions and aliases (`<arn>:*`): acknowledged, since the gate is whatever function (or alias) the app passed.
+ */
+export function grantGateInvoke(gate: lambda.IFunction, role: iam.IRole): void {
+  gate.grantInvoke(role);
+  Validations.of(role).acknowledge({
+    id: wildcardResourceFinding(role, `${gate.functionArn}:*`),
+    reason: 'Invoking the activation gate the app passed: aws-cdk-lib grants it on the function and its versions and aliases (`:*`), '
+      + 'which is the one function the app chose as its gate, not a wildcard over other functions.',
+  });
+}
+
+/** The ARN of the account's default event bus, where audit events go. */
+export function defaultEventBusArn(scope: Construct): string {
+  return Stack.of(scope).formatArn({ service: 'events', resource: 'event-bus', resourceName: 'default', account: Aws.ACCOUNT_ID, region: Aws.REGION });
+}
+
+/** The ARN of a role or user principal, or `undefined` for any other principal. */
+function principalArn(principal: iam.IPrincipal): string | undefined {
+  const p = principal as Partial<iam.IRole & iam.IUser>;
+  if (typeof p.roleArn === 'string') return p.roleArn;
+  if (typeof p.userArn === 'string') return p.userArn;
+  return undefined;
+}
+
+function validateGrantLabels(labels: unknown): void {
+  if (!Array.isArray(labels) || labels.length === 0) throw new Error('`labels` of grantRelease must list at least one label name; leave it out to grant every unprotected label');
+  for (const label of labels) {
+    if (Token.isUnresolved(label)) throw new Error('`labels` of grantRelease must be known at synth time (the release function checks them by name), got a token');
+    const problem = labelNameProblem(label);
+    if (problem) throw new Error(`\`labels\` of grantRelease: ${problem}`);
+  }
+}
+
+/** `auditRetention` must be whole seconds and at least a day. */
+export function validateGovernanceProps(gateTimeout: Duration, auditRetention: Duration | undefined, gateSync: boolean, hasGate: boolean): void {
+  if (!gateTimeout.isUnresolved() && (gateTimeout.toMilliseconds() < 1000 || gateTimeout.toMilliseconds() > MAX_GATE_TIMEOUT.toMilliseconds())) {
+    throw new Error(`\`activationGateTimeout\` must be from 1 second to ${MAX_GATE_TIMEOUT.toSeconds()} seconds, got ${gateTimeout.toHumanString()}`);
+  }
+  if (auditRetention && !auditRetention.isUnresolved() && auditRetention.toSeconds() < MIN_AUDIT_RETENTION.toSeconds()) {
+    throw new Error(`\`auditRetention\` must be at least 1 day, got ${auditRetention.toHumanString()}`);
+  }
+  if (gateSync && !hasGate) throw new Error('`gateSync` needs an `activationGate` to ask; set one, or leave `gateSync` off');
+}

@@ -1,0 +1,525 @@
+/**
+ * The release engine: every move of a label, of a rollout, and every activation of `CURRENT` made through the
+ * release path. Each move reads what it replaces (strongly consistent), asks the activation gate, and writes in
+ * one transaction the guarded pointer (conditioned on the pointer still being what was read), the rollout registry
+ * entry when a rollout starts or ends, and the audit record (never overwritten). A lost race re-reads and decides
+ * again, up to {@link MAX_RELEASE_ATTEMPTS} times; nothing is ever overwritten. After the write, one EventBridge
+ * event per audit record.
+ *
+ * Who may ask is decided before (principal.ts, by the release function): the engine takes the actor as given.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  DeleteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  TransactWriteItem,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
+import { ReleaseError, ReleaseErrorCode } from './errors';
+import {
+  ROLLOUTS_ID,
+  Rollout,
+  RegistryEntry,
+  labelGuard,
+  labelItemFromVersion,
+  labelItemWithRollout,
+  nextRevisionOf,
+  parseRegistryEntry,
+  parseRollout,
+  registryItem,
+  registryKey,
+  RegistryAttr,
+} from './label-item';
+import type {
+  AbortRolloutRequest,
+  ActivateRequest,
+  PromoteRolloutRequest,
+  SetLabelRequest,
+  StartRolloutRequest,
+  StepRolloutRequest,
+} from './requests';
+import { activatedPointerItem } from '../admin/activation';
+import {
+  AuditAction,
+  Attr,
+  CURRENT,
+  LabelAttr,
+  PARTITION_KEY,
+  ROLLOUT_SCALE,
+  SORT_KEY,
+  STATUS_DELETED,
+  contentOf,
+  labelSortKey,
+  versionKey,
+} from '../schema';
+import { Item, fromItem } from '../schema/ddb-codec';
+import { AuditEntry, AuditEvents, auditItem, auditPut } from '../sync/audit';
+import { ActivationGate, GateCandidate } from '../sync/gate';
+import { isConflict } from '../sync/guarded-write';
+import { backoffDelay, sleep } from '../sync/pacer';
+import { ServingTableStore } from '../sync/store';
+
+/** Guarded writes one move tries (re-reading before each retry) before it answers `Conflict`. */
+export const MAX_RELEASE_ATTEMPTS = 3;
+
+export interface ReleaseEngineOptions {
+  readonly dynamoDBClient: DynamoDBClient;
+  readonly tableName: string;
+  readonly gate: ActivationGate;
+  /** Where audit events go; `undefined`: no events (the records are still written). */
+  readonly events?: AuditEvents;
+  /** Seconds audit records are kept; `undefined`: forever. */
+  readonly auditRetentionSeconds?: number;
+  /** Alarm names a rollout may name (the construct's `rolloutAlarms`). */
+  readonly allowedAlarms: readonly string[];
+  /** The clock (epoch ms). */
+  readonly now?: () => number;
+}
+
+/** What a move did. */
+export interface MoveResult {
+  readonly promptId: string;
+  /** `CURRENT` or the label. */
+  readonly target: string;
+  readonly action: AuditAction;
+  /** What the pointer served before (absent for a new label). */
+  readonly fromVersion?: number;
+  /** What it serves after (for a rollout: the candidate). */
+  readonly toVersion: number;
+  /** `false` when nothing had to move: nothing was written or audited. */
+  readonly changed: boolean;
+  readonly at: string;
+  readonly rolloutId?: string;
+  /** The rollout's share after the move, in percent. */
+  readonly percent?: number;
+  /** The next scheduled step, if any. */
+  readonly nextStepAt?: string;
+}
+
+/** Options of the moves the rollout controller makes. */
+export interface ControllerMoveOptions {
+  /** Act only if the label's rollout is still this one. */
+  readonly rolloutId?: string;
+  /** A scheduled step: a gate denial postpones the step by the interval instead of failing. */
+  readonly scheduled?: boolean;
+}
+
+type Read = Record<string, unknown> | undefined;
+
+interface Plan {
+  /** The members of the transaction besides the audit record. */
+  readonly writes: TransactWriteItem[];
+  readonly audit: AuditEntry;
+  readonly result: MoveResult;
+}
+
+export class ReleaseEngine {
+  private readonly client: DynamoDBClient;
+  private readonly tableName: string;
+  private readonly store: ServingTableStore;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ReleaseEngineOptions) {
+    this.client = options.dynamoDBClient;
+    this.tableName = options.tableName;
+    this.store = new ServingTableStore(this.client, this.tableName);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Makes version `version` what `CURRENT` serves (a rollback or roll forward), gated and audited. */
+  activate(req: ActivateRequest, actor: string): Promise<MoveResult> {
+    return this.attempt(async () => {
+      const [pointer, version] = await Promise.all([this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version)]);
+      if (!pointer) throw notFound(req.promptId);
+      if (pointer.state.status === STATUS_DELETED) throw deleted(req.promptId);
+      if (!version) throw versionNotFound(req.promptId, req.version);
+      const at = this.isoNow();
+      const base = { promptId: req.promptId, target: CURRENT, action: 'activate' as const, fromVersion: pointer.state.versionNumber, toVersion: req.version, at };
+      if (pointer.state.versionNumber === req.version) return { ...base, changed: false };
+      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
+      const item = activatedPointerItem(req.promptId, version, pointer, { at, by: actor });
+      return {
+        writes: [this.store.pointerPut(item, pointer.state)],
+        audit: { ...base, actor, reason: req.reason },
+        result: { ...base, changed: true },
+      };
+    });
+  }
+
+  /** Points `label` at version `version` (creating the label), gated and audited. Refused while a rollout runs. */
+  setLabel(req: SetLabelRequest, actor: string): Promise<MoveResult> {
+    return this.attempt(async () => {
+      const [pointer, version, labelRead] = await Promise.all([
+        this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.getLabel(req.promptId, req.label),
+      ]);
+      if (!pointer) throw notFound(req.promptId);
+      if (pointer.state.status === STATUS_DELETED) throw deleted(req.promptId);
+      if (!version) throw versionNotFound(req.promptId, req.version);
+      const label = labelRead && fromItem(labelRead);
+      if (label?.[LabelAttr.rollout] !== undefined) throw inProgress(req.promptId, req.label);
+      const at = this.isoNow();
+      const fromVersion = label ? label[Attr.versionNumber] as number : undefined;
+      const base = { promptId: req.promptId, target: req.label, action: 'label' as const, fromVersion, toVersion: req.version, at };
+      if (label && fromVersion === req.version && label[Attr.checksum] === version[Attr.checksum] && label[LabelAttr.sourceDeletedAt] === undefined) {
+        return { ...base, changed: false };
+      }
+      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
+      const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
+      return {
+        writes: [this.guardedLabelPut(item, labelRead)],
+        audit: { ...base, actor, reason: req.reason },
+        result: { ...base, changed: true },
+      };
+    });
+  }
+
+  /** Starts a rollout of version `version` on `label` at `percentBp`, with optional steps, schedule and alarms. */
+  async startRollout(req: StartRolloutRequest, actor: string): Promise<MoveResult> {
+    const unknown = req.alarms.filter((a) => !this.options.allowedAlarms.includes(a));
+    if (unknown.length > 0) {
+      const known = this.options.allowedAlarms.length > 0 ? this.options.allowedAlarms.join(', ') : 'none: the construct was given no `rolloutAlarms`';
+      throw new ReleaseError(ReleaseErrorCode.badRequest, `unknown alarm${unknown.length > 1 ? 's' : ''} ${unknown.map((a) => `'${a}'`).join(', ')}: a rollout may name only the alarms the construct watches (${known})`);
+    }
+    return this.attempt(async () => {
+      const [pointer, version, labelRead] = await Promise.all([
+        this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.getLabel(req.promptId, req.label),
+      ]);
+      if (!pointer) throw notFound(req.promptId);
+      if (pointer.state.status === STATUS_DELETED) throw deleted(req.promptId);
+      if (!version) throw versionNotFound(req.promptId, req.version);
+      if (!labelRead) throw labelNotFound(req.promptId, req.label);
+      const label = fromItem(labelRead);
+      if (label[LabelAttr.rollout] !== undefined) throw inProgress(req.promptId, req.label);
+      const fromVersion = label[Attr.versionNumber] as number;
+      if (fromVersion === req.version) {
+        throw new ReleaseError(ReleaseErrorCode.badRequest, `label '${req.label}' of prompt '${req.promptId}' already serves version ${req.version}: nothing to roll out`);
+      }
+      const at = this.isoNow();
+      const rollout: Rollout = {
+        rolloutId: randomBytes(8).toString('hex'),
+        candidateVersion: req.version,
+        candidateChecksum: version[Attr.checksum] as string,
+        percentBp: req.percentBp,
+        stepsBp: req.stepsBp,
+        stepIntervalSeconds: req.stepIntervalSeconds,
+        nextStepAt: req.stepIntervalSeconds === undefined ? undefined : this.isoIn(req.stepIntervalSeconds),
+        alarms: req.alarms,
+        startedAt: at,
+        startedBy: actor,
+      };
+      const base = {
+        promptId: req.promptId,
+        target: req.label,
+        action: 'rollout-start' as const,
+        fromVersion,
+        toVersion: req.version,
+        at,
+        rolloutId: rollout.rolloutId,
+        percentBp: rollout.percentBp,
+      };
+      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
+      const item = labelItemWithRollout(labelRead, rollout, { at, by: actor }, nextRevisionOf(labelRead));
+      return {
+        writes: [this.guardedLabelPut(item, labelRead), { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, rollout) } }],
+        audit: { ...base, actor, reason: req.reason },
+        result: { ...base, changed: true, percent: rollout.percentBp / 100, nextStepAt: rollout.nextStepAt },
+      };
+    });
+  }
+
+  /**
+   * Raises the rollout's share: to `percentBp` when given (above the current share), else to its next step.
+   * At 100 % with a schedule, the next due step promotes (the interval is the bake time).
+   */
+  stepRollout(req: StepRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
+    return this.attempt(async () => {
+      const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
+      await this.requireServed(req.promptId);
+      let percentBp: number;
+      let stepsBp: readonly number[];
+      if (req.percentBp !== undefined) {
+        if (req.percentBp <= rollout.percentBp) {
+          throw new ReleaseError(ReleaseErrorCode.badRequest, `a step must raise the share: the rollout of '${req.label}' is at ${rollout.percentBp / 100} %, asked for ${req.percentBp / 100} % (abort to go back)`);
+        }
+        percentBp = req.percentBp;
+        stepsBp = rollout.stepsBp.filter((s) => s > percentBp);
+      } else {
+        const next = rollout.stepsBp.find((s) => s > rollout.percentBp);
+        if (next === undefined) {
+          throw new ReleaseError(ReleaseErrorCode.badRequest, `the rollout of '${req.label}' has no steps left (at ${rollout.percentBp / 100} %): pass a percent, or promote`);
+        }
+        percentBp = next;
+        stepsBp = rollout.stepsBp.filter((s) => s > next);
+      }
+      const version = await this.getVersion(req.promptId, rollout.candidateVersion);
+      if (!version) throw versionNotFound(req.promptId, rollout.candidateVersion);
+      const label = fromItem(labelRead);
+      const at = this.isoNow();
+      const base = {
+        promptId: req.promptId,
+        target: req.label,
+        action: 'rollout-step' as const,
+        fromVersion: label[Attr.versionNumber] as number,
+        toVersion: rollout.candidateVersion,
+        at,
+        rolloutId: rollout.rolloutId,
+        percentBp,
+      };
+      const scheduled = rollout.stepIntervalSeconds !== undefined && (stepsBp.length > 0 || percentBp === ROLLOUT_SCALE);
+      const nextStepAt = scheduled ? this.isoIn(rollout.stepIntervalSeconds!) : undefined;
+      const postpone = options.scheduled && rollout.stepIntervalSeconds !== undefined
+        ? { ...rollout, nextStepAt: this.isoIn(rollout.stepIntervalSeconds) }
+        : undefined;
+      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
+      const next: Rollout = { ...rollout, percentBp, stepsBp, nextStepAt };
+      const item = labelItemWithRollout(labelRead, next, { at, by: actor }, nextRevisionOf(labelRead));
+      return {
+        writes: [this.guardedLabelPut(item, labelRead), { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, next) } }],
+        audit: { ...base, actor, reason: req.reason },
+        result: { ...base, changed: true, percent: percentBp / 100, nextStepAt },
+      };
+    });
+  }
+
+  /** Makes the candidate what the label serves (content and identity) and ends the rollout. */
+  promoteRollout(req: PromoteRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
+    return this.attempt(async () => {
+      const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
+      await this.requireServed(req.promptId);
+      const version = await this.getVersion(req.promptId, rollout.candidateVersion);
+      if (!version) throw versionNotFound(req.promptId, rollout.candidateVersion);
+      const label = fromItem(labelRead);
+      const at = this.isoNow();
+      const base = {
+        promptId: req.promptId,
+        target: req.label,
+        action: 'rollout-promote' as const,
+        fromVersion: label[Attr.versionNumber] as number,
+        toVersion: rollout.candidateVersion,
+        at,
+        rolloutId: rollout.rolloutId,
+        percentBp: ROLLOUT_SCALE,
+      };
+      const postpone = options.scheduled && rollout.stepIntervalSeconds !== undefined
+        ? { ...rollout, nextStepAt: this.isoIn(rollout.stepIntervalSeconds) }
+        : undefined;
+      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
+      const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
+      return {
+        writes: [this.guardedLabelPut(item, labelRead), { Delete: { TableName: this.tableName, Key: registryKey(req.promptId, req.label) } }],
+        audit: { ...base, actor, reason: req.reason },
+        result: { ...base, changed: true, percent: 100 },
+      };
+    });
+  }
+
+  /**
+   * Ends the rollout: every reader is back on the label's own content (arm A). Not gated: it only ever returns to
+   * what the label served before. Also removes a hand-broken rollout attribute.
+   */
+  abortRollout(req: AbortRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
+    return this.attempt(async () => {
+      const labelRead = await this.getLabel(req.promptId, req.label);
+      if (!labelRead) throw labelNotFound(req.promptId, req.label);
+      const label = fromItem(labelRead);
+      const parsed = parseRollout(label[LabelAttr.rollout]);
+      if (parsed === undefined || (options.rolloutId !== undefined && typeof parsed !== 'string' && parsed.rolloutId !== options.rolloutId)) {
+        throw rolloutNotFound(req.promptId, req.label);
+      }
+      const rollout = typeof parsed === 'string' ? undefined : parsed;
+      const at = this.isoNow();
+      const aVersion = label[Attr.versionNumber] as number;
+      const base = {
+        promptId: req.promptId,
+        target: req.label,
+        action: 'rollout-abort' as const,
+        fromVersion: rollout?.candidateVersion ?? aVersion,
+        toVersion: aVersion,
+        at,
+        rolloutId: rollout?.rolloutId,
+        percentBp: 0,
+      };
+      const item = labelItemWithRollout(labelRead, undefined, { at, by: actor }, nextRevisionOf(labelRead));
+      const reason = typeof parsed === 'string' ? [req.reason, `removed a broken rollout: ${parsed}`].filter(Boolean).join('; ') : req.reason;
+      return {
+        writes: [this.guardedLabelPut(item, labelRead), { Delete: { TableName: this.tableName, Key: registryKey(req.promptId, req.label) } }],
+        audit: { ...base, actor, reason },
+        result: { ...base, changed: true, percent: 0 },
+      };
+    });
+  }
+
+  /** Every rollout in progress, from the registry (one strongly consistent Query, paginated). */
+  async listRollouts(): Promise<RegistryEntry[]> {
+    const entries: RegistryEntry[] = [];
+    let startKey: Item | undefined;
+    for (let page = 0; page < 1_000; page++) {
+      const out = await this.client.send(new QueryCommand({
+        TableName: this.tableName,
+        ConsistentRead: true,
+        KeyConditionExpression: '#pk = :rollouts',
+        ExpressionAttributeNames: { '#pk': PARTITION_KEY },
+        ExpressionAttributeValues: { ':rollouts': { S: ROLLOUTS_ID } },
+        ExclusiveStartKey: startKey,
+      }));
+      for (const raw of out.Items ?? []) {
+        const entry = parseRegistryEntry(fromItem(raw));
+        if (entry) entries.push(entry);
+        else console.error(JSON.stringify({ level: 'WARN', message: 'ignoring a malformed rollout registry item', key: raw[SORT_KEY]?.S }));
+      }
+      startKey = out.LastEvaluatedKey;
+      if (!startKey) break;
+    }
+    return entries;
+  }
+
+  /**
+   * Drops a registry entry whose label no longer carries that rollout (a hand edit; the release path writes both
+   * in one transaction), conditioned on the entry still naming it.
+   */
+  async dropStaleRegistryEntry(entry: RegistryEntry): Promise<void> {
+    await this.client.send(new DeleteItemCommand({
+      TableName: this.tableName,
+      Key: registryKey(entry.promptId, entry.label),
+      ConditionExpression: '#rid = :rid',
+      ExpressionAttributeNames: { '#rid': RegistryAttr.rolloutId },
+      ExpressionAttributeValues: { ':rid': { S: entry.rolloutId } },
+    })).catch((err: unknown) => {
+      if (!isConflict(err)) throw err;
+    });
+  }
+
+  /** The label's item and its rollout as read (or why there is none). */
+  async readRollout(promptId: string, labelName: string, rolloutId?: string): Promise<{ labelRead: Item; rollout: Rollout }> {
+    const labelRead = await this.getLabel(promptId, labelName);
+    if (!labelRead) throw labelNotFound(promptId, labelName);
+    const parsed = parseRollout(fromItem(labelRead)[LabelAttr.rollout]);
+    if (parsed === undefined || (typeof parsed !== 'string' && rolloutId !== undefined && parsed.rolloutId !== rolloutId)) throw rolloutNotFound(promptId, labelName);
+    if (typeof parsed === 'string') {
+      throw new ReleaseError(ReleaseErrorCode.conflict, `the rollout of label '${labelName}' of prompt '${promptId}' is broken (${parsed}): abort it`);
+    }
+    return { labelRead, rollout: parsed };
+  }
+
+  /** Runs one move: plan from fresh reads, write in one transaction, retry a lost race; then the audit event. */
+  private async attempt(plan: () => Promise<Plan | MoveResult>): Promise<MoveResult> {
+    for (let attempt = 1; ; attempt++) {
+      const planned = await plan();
+      if (!('writes' in planned)) return planned;
+      const audit = auditItem(planned.audit, this.options.auditRetentionSeconds, this.now());
+      try {
+        await this.client.send(new TransactWriteItemsCommand({ TransactItems: [...planned.writes, auditPut(this.tableName, audit)] }));
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        if (attempt >= MAX_RELEASE_ATTEMPTS) {
+          throw new ReleaseError(ReleaseErrorCode.conflict, `'${planned.result.target}' of prompt '${planned.result.promptId}' changed under each of ${attempt} attempts (a concurrent move won; nothing was overwritten): check it and try again`);
+        }
+        await sleep(backoffDelay(attempt, { baseDelayMs: 50, maxDelayMs: 1_000 }));
+        continue;
+      }
+      await this.options.events?.emit([planned.audit]);
+      return planned.result;
+    }
+  }
+
+  /**
+   * Asks the gate; on a denial, appends a `gate-deny` record (and, for a scheduled step, postpones the step by
+   * its interval in the same transaction, so the controller does not ask again every minute) and throws `GateDenied`.
+   */
+  private async gateOrDeny(
+    entry: AuditEntry & { toVersion: number },
+    version: Record<string, unknown>,
+    postpone?: { labelRead: Item; rollout: Rollout; label: string },
+  ): Promise<void> {
+    const candidate: GateCandidate = {
+      promptId: entry.promptId,
+      target: entry.target,
+      action: entry.action,
+      fromVersion: entry.fromVersion,
+      toVersion: entry.toVersion,
+      checksum: version[Attr.checksum] as string,
+      content: contentOf(version),
+      percent: entry.percentBp === undefined ? undefined : entry.percentBp / 100,
+      actor: entry.actor,
+    };
+    const decision = await this.options.gate.check(candidate);
+    if (decision.allow) return;
+    const denial: AuditEntry = { ...entry, action: 'gate-deny', reason: `${entry.action} denied: ${decision.reason}` };
+    const record = auditPut(this.tableName, auditItem(denial, this.options.auditRetentionSeconds, this.now()));
+    if (postpone) {
+      const item = labelItemWithRollout(postpone.labelRead, postpone.rollout, { at: entry.at, by: entry.actor }, nextRevisionOf(postpone.labelRead));
+      try {
+        await this.client.send(new TransactWriteItemsCommand({
+          TransactItems: [
+            this.guardedLabelPut(item, postpone.labelRead),
+            { Put: { TableName: this.tableName, Item: registryItem(entry.promptId, postpone.label, postpone.rollout) } },
+            record,
+          ],
+        }));
+      } catch (err) {
+        if (!isConflict(err)) throw err; // someone moved the label meanwhile: the next tick decides again
+      }
+    } else {
+      await this.client.send(new PutItemCommand(record.Put!));
+    }
+    await this.options.events?.emit([denial]);
+    throw new ReleaseError(ReleaseErrorCode.gateDenied, `the activation gate denied ${entry.action} of version ${entry.toVersion} to '${entry.target}' of prompt '${entry.promptId}': ${decision.reason}`);
+  }
+
+  /** A rollout of a prompt deleted at the source holds (abort still works) until the prompt is back. */
+  private async requireServed(promptId: string): Promise<void> {
+    const pointer = await this.store.getPointer(promptId);
+    if (!pointer) throw notFound(promptId);
+    if (pointer.status === STATUS_DELETED) throw deleted(promptId);
+  }
+
+  private guardedLabelPut(item: Item, read: Item | undefined): TransactWriteItem {
+    return { Put: { TableName: this.tableName, Item: item, ...labelGuard(read) } };
+  }
+
+  private async getLabel(promptId: string, label: string): Promise<Item | undefined> {
+    const out = await this.client.send(new GetItemCommand({
+      TableName: this.tableName, ConsistentRead: true, Key: { [PARTITION_KEY]: { S: promptId }, [SORT_KEY]: { S: labelSortKey(label) } },
+    }));
+    return out.Item;
+  }
+
+  private getVersion(promptId: string, version: number): Promise<Read> {
+    return this.store.getItem(promptId, versionKey(version));
+  }
+
+  private isoNow(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  private isoIn(seconds: number): string {
+    return new Date(this.now() + seconds * 1000).toISOString();
+  }
+}
+
+function notFound(promptId: string): ReleaseError {
+  return new ReleaseError(ReleaseErrorCode.promptNotFound, `prompt '${promptId}' not found`);
+}
+
+function deleted(promptId: string): ReleaseError {
+  return new ReleaseError(ReleaseErrorCode.promptDeleted, `prompt '${promptId}' was deleted at the source; add it back there before moving its pointers`);
+}
+
+function versionNotFound(promptId: string, version: number): ReleaseError {
+  return new ReleaseError(ReleaseErrorCode.versionNotFound, `version ${version} of prompt '${promptId}' not found`);
+}
+
+function labelNotFound(promptId: string, label: string): ReleaseError {
+  return new ReleaseError(ReleaseErrorCode.labelNotFound, `prompt '${promptId}' has no label '${label}': set it first (label set)`);
+}
+
+function rolloutNotFound(promptId: string, label: string): ReleaseError {
+  return new ReleaseError(ReleaseErrorCode.rolloutNotFound, `label '${label}' of prompt '${promptId}' has no rollout in progress`);
+}
+
+function inProgress(promptId: string, label: string): ReleaseError {
+  return new ReleaseError(ReleaseErrorCode.rolloutInProgress, `label '${label}' of prompt '${promptId}' has a rollout in progress: promote or abort it first`);
+}

@@ -1,0 +1,146 @@
+/**
+ * The release function's requests: what the admin API sends (JSON body of a signed POST to the function URL),
+ * checked field by field. Anything malformed is a `BadRequest` naming the field; identity fields in the body
+ * (an `actor`, a `movedBy`, …) are not part of any request and are ignored: only the URL's verified caller counts.
+ */
+import { ReleaseError, ReleaseErrorCode } from './errors';
+import { MAX_VERSION_NUMBER, ROLLOUT_SCALE, describePromptId, labelNameProblem, promptIdProblem } from '../schema';
+
+/** Most steps a rollout may list. */
+export const MAX_ROLLOUT_STEPS = 20;
+/** Shortest scheduled step interval: the rollout controller runs once a minute. */
+export const MIN_STEP_INTERVAL_SECONDS = 60;
+/** Longest scheduled step interval: one week. */
+export const MAX_STEP_INTERVAL_SECONDS = 7 * 24 * 3600;
+/** Most alarms one rollout may name. */
+export const MAX_ROLLOUT_ALARMS = 10;
+
+export interface ActivateRequest { readonly action: 'activate'; readonly promptId: string; readonly version: number; readonly reason?: string }
+export interface SetLabelRequest { readonly action: 'set-label'; readonly promptId: string; readonly label: string; readonly version: number; readonly reason?: string }
+export interface StartRolloutRequest {
+  readonly action: 'rollout-start';
+  readonly promptId: string;
+  readonly label: string;
+  readonly version: number;
+  readonly percentBp: number;
+  readonly stepsBp: readonly number[];
+  readonly stepIntervalSeconds?: number;
+  readonly alarms: readonly string[];
+  readonly reason?: string;
+}
+export interface StepRolloutRequest { readonly action: 'rollout-step'; readonly promptId: string; readonly label: string; readonly percentBp?: number; readonly reason?: string }
+export interface PromoteRolloutRequest { readonly action: 'rollout-promote'; readonly promptId: string; readonly label: string; readonly reason?: string }
+export interface AbortRolloutRequest { readonly action: 'rollout-abort'; readonly promptId: string; readonly label: string; readonly reason?: string }
+
+export type ReleaseRequest =
+  | ActivateRequest | SetLabelRequest | StartRolloutRequest | StepRolloutRequest | PromoteRolloutRequest | AbortRolloutRequest;
+
+const ACTIONS = ['activate', 'set-label', 'rollout-start', 'rollout-step', 'rollout-promote', 'rollout-abort'] as const;
+
+function bad(message: string): ReleaseError {
+  return new ReleaseError(ReleaseErrorCode.badRequest, message);
+}
+
+/** The request in a parsed JSON body, checked. */
+export function parseReleaseRequest(body: unknown): ReleaseRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw bad('the request body must be a JSON object');
+  const b = body as Record<string, unknown>;
+  const action = b.action;
+  if (typeof action !== 'string' || !(ACTIONS as readonly string[]).includes(action)) {
+    throw bad(`\`action\` must be one of ${ACTIONS.join(', ')}, got ${JSON.stringify(action)}`);
+  }
+  const promptId = parsePromptId(b.promptId);
+  const reason = optionalReason(b.reason);
+  switch (action as ReleaseRequest['action']) {
+    case 'activate':
+      return { action: 'activate', promptId, version: parseVersion(b.version, 'version'), reason };
+    case 'set-label':
+      return { action: 'set-label', promptId, label: parseLabel(b.label), version: parseVersion(b.version, 'version'), reason };
+    case 'rollout-start': {
+      const percentBp = percentToBp(b.percent, 'percent');
+      const stepsBp = parseSteps(b.steps, percentBp);
+      const stepIntervalSeconds = b.stepIntervalSeconds === undefined ? undefined : parseInterval(b.stepIntervalSeconds);
+      if (stepIntervalSeconds !== undefined && stepsBp.length === 0) throw bad('`stepIntervalSeconds` needs `steps` to schedule');
+      return {
+        action: 'rollout-start',
+        promptId,
+        label: parseLabel(b.label),
+        version: parseVersion(b.version, 'version'),
+        percentBp,
+        stepsBp,
+        stepIntervalSeconds,
+        alarms: parseAlarmNames(b.alarms),
+        reason,
+      };
+    }
+    case 'rollout-step':
+      return { action: 'rollout-step', promptId, label: parseLabel(b.label), percentBp: b.percent === undefined ? undefined : percentToBp(b.percent, 'percent'), reason };
+    case 'rollout-promote':
+      return { action: 'rollout-promote', promptId, label: parseLabel(b.label), reason };
+    case 'rollout-abort':
+      return { action: 'rollout-abort', promptId, label: parseLabel(b.label), reason };
+  }
+}
+
+function parsePromptId(value: unknown): string {
+  const problem = promptIdProblem(value);
+  if (problem !== undefined) throw bad(`\`promptId\` ${describePromptId(value)} is not a prompt id: ${problem}`);
+  return value as string;
+}
+
+function parseLabel(value: unknown): string {
+  const problem = labelNameProblem(value);
+  if (problem !== undefined) throw bad(`\`label\`: ${problem}`);
+  return value as string;
+}
+
+function parseVersion(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_VERSION_NUMBER) {
+    throw bad(`\`${field}\` must be a whole number from 1 to ${MAX_VERSION_NUMBER}, got ${JSON.stringify(value) ?? String(value)}`);
+  }
+  return value;
+}
+
+/** A percent (a number above 0 and at most 100, in steps of 0.01) as basis points. */
+export function percentToBp(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw bad(`\`${field}\` must be a number, got ${JSON.stringify(value) ?? String(value)}`);
+  const bp = Math.round(value * 100);
+  if (!(value > 0 && value <= 100)) throw bad(`\`${field}\` must be above 0 and at most 100, got ${value}`);
+  if (Math.abs(bp - value * 100) > 1e-6) throw bad(`\`${field}\` must be a whole number of hundredths of a percent, got ${value}`);
+  return Math.min(bp, ROLLOUT_SCALE);
+}
+
+function parseSteps(value: unknown, initialBp: number): number[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw bad('`steps` must be a list of percents');
+  if (value.length > MAX_ROLLOUT_STEPS) throw bad(`\`steps\` may list at most ${MAX_ROLLOUT_STEPS} percents, got ${value.length}`);
+  const steps = value.map((v, i) => percentToBp(v, `steps[${i}]`));
+  let previous = initialBp;
+  steps.forEach((s, i) => {
+    if (s <= previous) throw bad(`\`steps\` must rise above \`percent\` and each other: steps[${i}] is ${s / 100} after ${previous / 100}`);
+    previous = s;
+  });
+  return steps;
+}
+
+function parseInterval(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_STEP_INTERVAL_SECONDS || value > MAX_STEP_INTERVAL_SECONDS) {
+    throw bad(`\`stepIntervalSeconds\` must be a whole number from ${MIN_STEP_INTERVAL_SECONDS} to ${MAX_STEP_INTERVAL_SECONDS}, got ${JSON.stringify(value) ?? String(value)}`);
+  }
+  return value;
+}
+
+function parseAlarmNames(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.length === 0 || v.length > 255)) {
+    throw bad('`alarms` must be a list of CloudWatch alarm names');
+  }
+  if (value.length > MAX_ROLLOUT_ALARMS) throw bad(`\`alarms\` may name at most ${MAX_ROLLOUT_ALARMS} alarms, got ${value.length}`);
+  return [...new Set(value as string[])];
+}
+
+function optionalReason(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw bad('`reason` must be a string');
+  return value;
+}

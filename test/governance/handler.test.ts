@@ -1,0 +1,64 @@
+import { OPERATOR, auditRows, useGovernance } from './fixture';
+import { serve } from '../../src/governance/release.lambda';
+import { syncVersions } from '../admin/fixture';
+
+const fx = useGovernance();
+
+const event = (body: string | undefined, options: { method?: string; caller?: string | null; base64?: boolean } = {}) => ({
+  body: options.base64 && body !== undefined ? Buffer.from(body).toString('base64') : body,
+  isBase64Encoded: options.base64 ?? false,
+  requestContext: {
+    http: { method: options.method ?? 'POST' },
+    ...(options.caller === null ? {} : { authorizer: { iam: { userArn: options.caller ?? OPERATOR } } }),
+  },
+});
+
+describe('the release function\'s request handling', () => {
+  test.each([
+    ['no verified caller (a URL without AWS_IAM)', event('{}', { caller: null }), 403, 'Forbidden', /no verified caller in the request context/],
+    ['an empty caller', event('{}', { caller: '' }), 403, 'Forbidden', /no verified caller/],
+    ['a GET', event(undefined, { method: 'GET' }), 400, 'BadRequest', /only POST is accepted, got GET/],
+    ['a body that is not JSON', event('action=set-label'), 400, 'BadRequest', /the request body is not JSON/],
+    ['a JSON array', event('[]'), 400, 'BadRequest', /must be a JSON object/],
+    ['an unknown action', event('{"action":"drop-table","promptId":"greeting"}'), 400, 'BadRequest', /`action` must be one of activate, set-label/],
+    ['a body over 64 KiB', event(JSON.stringify({ action: 'set-label', promptId: 'greeting', label: 'x', version: 1, reason: 'r'.repeat(70_000) })), 400, 'BadRequest', /over 65536 bytes/],
+    ['a version given as a string', event('{"action":"set-label","promptId":"greeting","label":"production","version":"2"}'), 400, 'BadRequest', /`version` must be a whole number from 1 to 999999, got "2"/],
+    ['a reserved prompt id', event('{"action":"set-label","promptId":"#catalog","label":"production","version":1}'), 400, 'BadRequest', /prompt ids starting with '#' are reserved/],
+    ['a reason that is not a string', event('{"action":"set-label","promptId":"greeting","label":"production","version":1,"reason":{"x":1}}'), 400, 'BadRequest', /`reason` must be a string/],
+  ])('%s: refused with its reason, nothing written', async (_name, request, status, code, message) => {
+    // GIVEN
+    await syncVersions(fx.table, 'greeting', ['one']);
+    fx.table.counter.reset();
+    // WHEN
+    const answer = await serve(request, fx.engine, []);
+    // THEN
+    expect(answer.statusCode).toBe(status);
+    expect(answer.headers).toEqual({ 'content-type': 'application/json' });
+    const body = JSON.parse(answer.body);
+    expect(body.error.code).toBe(code);
+    expect(body.error.message).toMatch(message);
+    expect(fx.table.counter.writes()).toBe(0);
+    expect(await auditRows(fx.table, 'greeting')).toEqual([]);
+  });
+
+  test('a base64 body (as function URLs deliver binary content types) is decoded', async () => {
+    // GIVEN
+    await syncVersions(fx.table, 'greeting', ['one']);
+    // WHEN
+    const answer = await serve(event('{"action":"set-label","promptId":"greeting","label":"staging","version":1}', { base64: true }), fx.engine, []);
+    // THEN
+    expect(answer.statusCode).toBe(200);
+    expect(JSON.parse(answer.body).result).toMatchObject({ target: 'staging', toVersion: 1, changed: true });
+  });
+
+  test('a long reason is kept to 1,000 characters in the record', async () => {
+    // GIVEN
+    await syncVersions(fx.table, 'greeting', ['one']);
+    // WHEN
+    await serve(event(JSON.stringify({ action: 'set-label', promptId: 'greeting', label: 'staging', version: 1, reason: 'why '.repeat(1_000) })), fx.engine, []);
+    // THEN
+    const [record] = await auditRows(fx.table, 'greeting');
+    expect(record.reason).toHaveLength(1_000);
+    expect(record.reason.endsWith('…')).toBe(true);
+  });
+});

@@ -1,0 +1,104 @@
+import { unlinkSync } from 'node:fs';
+import * as path from 'node:path';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { PIPELINE, auditRows, labelRow, useGovernance } from './fixture';
+import { parseReleaseRequest } from '../../src/governance/requests';
+import { AuditEvents } from '../../src/sync/audit';
+import { SyncEngine } from '../../src/sync/engine';
+import { LambdaActivationGate } from '../../src/sync/gate';
+import { DirectoryPromptSource } from '../../src/sync/sources/directory';
+import { readCurrent, versionItems, writePrompt } from '../admin/fixture';
+
+const fx = useGovernance();
+const { table } = fx;
+const SYNC_ROLE = 'arn:aws:iam::111122223333:role/Stack-PromptsSyncFunctionRole-ABC';
+
+function syncEngine(options: { gate?: boolean } = {}): SyncEngine {
+  const events = new AuditEvents(fx.awsCounter.attach(new EventBridgeClient({ endpoint: fx.aws.endpoint })), table.tableName);
+  const gate = options.gate ? new LambdaActivationGate(new LambdaClient({ endpoint: fx.aws.endpoint, maxAttempts: 1 }), 'gate', 2_000) : undefined;
+  return new SyncEngine({
+    dynamoDBClient: table.client,
+    tableName: table.tableName,
+    source: new DirectoryPromptSource(table.dir),
+    governance: { actor: SYNC_ROLE, events, gate, auditRetentionSeconds: 3600 },
+  });
+}
+
+describe('the sync audits its moves of CURRENT', () => {
+  test('new, changed and deleted prompts each get a record in the move\'s own transaction; events go in batches of 10', async () => {
+    // GIVEN
+    for (let i = 0; i < 12; i++) writePrompt(table, `p${String(i).padStart(2, '0')}`, `text ${i}`);
+    table.counter.reset();
+    // WHEN
+    const first = await syncEngine().fullSync();
+    // THEN: 12 transactions (version + pointer + audit each), 2 PutEvents calls carrying 12 events.
+    expect(first.written).toBe(12);
+    expect(table.counter.count('TransactWriteItems')).toBe(12);
+    expect(fx.awsCounter.count('PutEvents')).toBe(2);
+    expect(fx.aws.putEventsCalls.map((c) => c.length)).toEqual([10, 2]);
+    expect(await auditRows(table, 'p00')).toEqual([expect.objectContaining({
+      action: 'sync', target: 'CURRENT', to_version: 1, actor: SYNC_ROLE, reason: expect.stringMatching(/^new prompt \(source version /),
+    })]);
+    expect((await auditRows(table, 'p00'))[0].expires_at).toBeGreaterThan(Date.now() / 1000);
+
+    // WHEN: a change, then a deletion
+    writePrompt(table, 'p00', 'text 0, edited');
+    await syncEngine().fullSync();
+    unlinkSync(path.join(table.dir, 'p01.md'));
+    const third = await syncEngine().fullSync();
+    // THEN
+    expect(third.deletedIds).toEqual(['p01']);
+    expect((await auditRows(table, 'p00')).map((r) => [r.from_version, r.to_version])).toEqual([[undefined, 1], [1, 2]]);
+    expect((await auditRows(table, 'p01')).at(-1)).toMatchObject({ action: 'sync', from_version: 1, reason: 'deleted at the source' });
+    expect((await auditRows(table, 'p01')).at(-1)!.to_version).toBeUndefined();
+  });
+
+  test('a source delete marks the prompt\'s labels source_deleted_at (revision bumped); the prompt\'s return clears it', async () => {
+    // GIVEN
+    writePrompt(table, 'greeting', 'Hello');
+    await syncEngine().fullSync();
+    await fx.engine.setLabel(parseReleaseRequest({ action: 'set-label', promptId: 'greeting', label: 'production', version: 1 }) as any, PIPELINE);
+    // WHEN
+    unlinkSync(path.join(table.dir, 'greeting.md'));
+    await syncEngine().fullSync();
+    const deleted = await labelRow(table, 'greeting', 'production');
+    writePrompt(table, 'greeting', 'Hello again');
+    await syncEngine().fullSync();
+    const back = await labelRow(table, 'greeting', 'production');
+    // THEN: the label kept serving its copy, visibly marked, and was written anew (revision) each time.
+    expect(deleted).toMatchObject({ version_number: 1, text: 'Hello', revision: 2, source_deleted_at: expect.stringMatching(/^\d{4}-/) });
+    expect(back).toMatchObject({ version_number: 1, text: 'Hello', revision: 3 });
+    expect(back!.source_deleted_at).toBeUndefined();
+    expect(await readCurrent(table, 'greeting')).toMatchObject({ version_number: 2, status: 'ACTIVE' });
+  });
+});
+
+describe('gateSync', () => {
+  test('denied: the version item is written, CURRENT stays, the denial is audited once; asked again each sync; allowed later: CURRENT moves to it', async () => {
+    // GIVEN
+    writePrompt(table, 'greeting', 'v1');
+    await syncEngine({ gate: true }).fullSync();
+    fx.aws.gate = () => ({ payload: { allow: false, reason: 'eval failed' } });
+    writePrompt(table, 'greeting', 'v2');
+    // WHEN
+    const denied = await syncEngine({ gate: true }).fullSync();
+    table.counter.reset();
+    const again = await syncEngine({ gate: true }).fullSync();
+    const writesWhileDenied = table.counter.writes();
+    fx.aws.gate = () => ({ payload: { allow: true, reason: 'eval passed' } });
+    const allowed = await syncEngine({ gate: true }).fullSync();
+    // THEN
+    expect(denied.skipped).toEqual([{ id: 'greeting', reason: 'the activation gate denied version 2 (eval failed); CURRENT stays on version 1, and the next sync asks again' }]);
+    expect(again.skipped).toHaveLength(1);
+    expect(writesWhileDenied).toBe(0);
+    expect(allowed.writtenIds).toEqual(['greeting']);
+    expect([...(await versionItems(table, 'greeting')).keys()]).toEqual(['v000001', 'v000002']);
+    expect(await readCurrent(table, 'greeting')).toMatchObject({ version_number: 2, text: 'v2', latest_version_number: 2 });
+    expect((await auditRows(table, 'greeting')).map((r) => [r.action, r.from_version, r.to_version])).toEqual([
+      ['sync', undefined, 1], ['gate-deny', 1, 2], ['sync', 1, 2],
+    ]);
+    // Asked for the first move of an existing prompt and at each later sync (a new prompt has nothing to stay on).
+    expect(fx.aws.gateCalls.map((c) => [c.action, c.fromVersion, c.toVersion])).toEqual([['sync', 1, 2], ['sync', 1, 2], ['sync', 1, 2]]);
+  });
+});
