@@ -143,13 +143,15 @@ project.package.addField('optionalDependencies', {
   '@aws-sdk/client-dynamodb': '^3.600.0',
   // The built-in L2 adapter (node-redis), loaded only when PROMPT_SERVING_CACHE_ENDPOINT is set (docs/CACHE.md "The adapter").
   'redis': '^5.0.0',
+  // The admin API signs its calls to the release function's URL (governance; docs/GOVERNANCE.md).
+  '@smithy/signature-v4': '^5',
 });
 
 // The sync handler's imports (Bedrock SDK, yaml) are bundled into its asset by esbuild, so they are build-time
 // dependencies; the runtime client's `@aws-sdk/client-dynamodb` is an optional dependency (see CONTRIBUTING.md "Packaging and compatibility").
 project.eslint?.addRules({
   'import/no-extraneous-dependencies': ['error', {
-    devDependencies: ['**/test/**', '**/bench/**', '**/scripts/**', '**/examples/**', 'src/sync/**', '.projenrc.ts', 'projenrc/**/*.ts'],
+    devDependencies: ['**/test/**', '**/bench/**', '**/scripts/**', '**/examples/**', 'src/sync/**', 'src/governance/**', '.projenrc.ts', 'projenrc/**/*.ts'],
     optionalDependencies: true,
     peerDependencies: true,
   }],
@@ -184,7 +186,9 @@ project.addTask('demo', {
 project.tasks.tryFind('bundle:sync/sync.lambda')!.reset([
   'esbuild --bundle src/sync/sync.lambda.ts --target=node22 --platform=node',
   '--outfile=assets/sync/sync.lambda/index.js --tsconfig=tsconfig.dev.json',
-  '--external:@aws-sdk/client-dynamodb --minify --keep-names',
+  // With governance the sync also audits (EventBridge) and asks the activation gate (Lambda): the runtime's clients.
+  '--external:@aws-sdk/client-dynamodb --external:@aws-sdk/client-eventbridge --external:@aws-sdk/client-lambda',
+  '--minify --keep-names',
 ].join(' '));
 
 // ---- as deployed (issue 18): the invalidation function's asset carries node-redis; the reader layers ----
@@ -195,6 +199,15 @@ project.tasks.tryFind('bundle:invalidation/invalidation.lambda')!.reset([
   '--outfile=assets/invalidation/invalidation.lambda/index.js --tsconfig=tsconfig.dev.json',
   '--external:@aws-sdk/* --minify --keep-names',
 ].join(' '));
+// The governance functions (release, rollout controller): minified like the other handlers; the AWS SDK clients
+// they use (DynamoDB, Lambda, EventBridge, CloudWatch) are the runtime's.
+for (const handler of ['release', 'rollout-controller']) {
+  project.tasks.tryFind(`bundle:governance/${handler}.lambda`)!.reset([
+    `esbuild --bundle src/governance/${handler}.lambda.ts --target=node22 --platform=node`,
+    `--outfile=assets/governance/${handler}.lambda/index.js --tsconfig=tsconfig.dev.json`,
+    '--external:@aws-sdk/* --minify --keep-names',
+  ].join(' '));
+}
 // The reader layers `addReader` attaches to cache readers (docs/adr/0003-reader-layer.md): node-redis in one file,
 // redis-py (from PyPI) and the Python runtime client. Built into assets/, so they ship in the npm tarball.
 const bundleLayers = project.addTask('bundle:layers', {
