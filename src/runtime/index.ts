@@ -21,7 +21,7 @@ export type { GetPromptOptions } from './client';
 export type { PromptFallback } from './fallback';
 export type { PromptClientOptions } from './options';
 export { Defaults, EnvVars, MAX_TIMER_MS } from './options';
-export type { Prompt, PromptBase, TextPrompt, ChatPrompt, RenderedChat, PromptVariables } from './prompt';
+export type { Prompt, PromptBase, TextPrompt, ChatPrompt, RenderedChat, PromptVariables, RenderOptions } from './prompt';
 export { PromptServingError, PromptNotFoundError, PromptRenderError, PromptStoreError } from './errors';
 export { l2Key } from './l2';
 export type { PromptCacheL2 } from './l2';

@@ -1,13 +1,12 @@
 /**
  * The prompt object `getPrompt` returns: built once per table read, deeply frozen, shared by every caller.
  */
-import { PromptRenderError, PromptStoreError } from './errors';
-import { JsonValue, PromptContent, contentOf, setOwn } from '../schema/checksum';
+import { PromptStoreError } from './errors';
+import { fillJson, fillText, jsonStrings, PromptVariables, RenderOptions, renderPlan, resolveVariables } from './render';
+import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
 import { Attr, MAX_VERSION_NUMBER, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
-import { TEMPLATE_VARIABLE } from '../schema/template';
 
-/** Values for `{{placeholders}}`; a missing, `undefined` or `null` value is a missing variable. */
-export type PromptVariables = Readonly<Record<string, string | number | boolean | null | undefined>>;
+export type { PromptVariables, RenderOptions } from './render';
 
 /** What a CHAT prompt renders to: the same shapes as stored (Bedrock Converse `messages` and `system`). */
 export interface RenderedChat {
@@ -44,12 +43,13 @@ export interface TextPrompt extends PromptBase {
   /** The template. */
   readonly text: string;
   /**
-   * Fills every `{{name}}` of the template.
-   * @throws PromptRenderError naming every placeholder without a value
+   * Fills every `{{name}}` of the template. Strict: every placeholder needs a string, number or boolean value, and a
+   * variable the prompt neither uses nor declares is refused unless `{ allowExtra: true }` (see `render.ts`).
+   * @throws PromptRenderError listing every missing, unexpected and invalid variable
    * @example
    * const text = prompt.render({ customer: 'Ana', topic: 'billing' });
    */
-  render(variables?: PromptVariables): string;
+  render(variables?: PromptVariables, options?: RenderOptions): string;
 }
 
 /** A conversation prompt (`template_type = CHAT`). */
@@ -60,13 +60,15 @@ export interface ChatPrompt extends PromptBase {
   /** System prompt blocks (`system`), e.g. `[{ text: 'You are …' }]`; empty if none. */
   readonly system: readonly JsonValue[];
   /**
-   * Fills every `{{name}}` in every string of `messages` and `system`; returns new arrays.
-   * @throws PromptRenderError naming every placeholder without a value
+   * Fills every `{{name}}` in every string of `messages` and `system`; returns new arrays. Blocks without a variable
+   * (and `cachePoint` blocks) come out unchanged, keys in the stored order, so everything before the first variable
+   * serialises byte-identically from render to render (Bedrock's prompt cache hits). Strict as `TextPrompt.render`.
+   * @throws PromptRenderError listing every missing, unexpected and invalid variable
    * @example
    * const { messages, system } = prompt.render({ question });
    * await bedrock.send(new ConverseCommand({ modelId: prompt.modelId, messages, system }));
    */
-  render(variables?: PromptVariables): RenderedChat;
+  render(variables?: PromptVariables, options?: RenderOptions): RenderedChat;
 }
 
 /** A served prompt; narrow on `templateType` to get the matching `render` result. */
@@ -154,11 +156,9 @@ class ServedTextPrompt extends ServedPrompt implements TextPrompt {
     super(base, stale);
   }
 
-  render(variables: PromptVariables = {}): string {
-    const missing = new Set<string>();
-    const out = fill(this.text, variables, missing);
-    if (missing.size > 0) throw new PromptRenderError(this.id, [...missing]);
-    return out;
+  render(variables: PromptVariables = {}, options?: RenderOptions): string {
+    const plan = renderPlan(this.content, () => [this.text], this.inputVariables);
+    return fillText(this.text, resolveVariables(this.id, this.version, plan, variables, options));
   }
 }
 
@@ -169,37 +169,11 @@ class ServedChatPrompt extends ServedPrompt implements ChatPrompt {
     super(base, stale);
   }
 
-  render(variables: PromptVariables = {}): RenderedChat {
-    const missing = new Set<string>();
-    const system = this.system.map((block) => fillJson(block, variables, missing));
-    const messages = this.messages.map((message) => fillJson(message, variables, missing));
-    if (missing.size > 0) throw new PromptRenderError(this.id, [...missing]);
-    return { messages, system };
+  render(variables: PromptVariables = {}, options?: RenderOptions): RenderedChat {
+    const plan = renderPlan(this.content, () => jsonStrings([this.system, this.messages]), this.inputVariables);
+    const texts = resolveVariables(this.id, this.version, plan, variables, options);
+    return { messages: this.messages.map((m) => fillJson(m, texts)), system: this.system.map((b) => fillJson(b, texts)) };
   }
-}
-
-/** Replaces each `{{name}}` in one pass (values are not scanned again); records names without a value. */
-function fill(template: string, variables: PromptVariables, missing: Set<string>): string {
-  return template.replace(TEMPLATE_VARIABLE, (placeholder: string, name: string) => {
-    const value = Object.hasOwn(variables, name) ? variables[name] : undefined;
-    if (value === undefined || value === null) {
-      missing.add(name);
-      return placeholder;
-    }
-    return String(value);
-  });
-}
-
-/** `fill` applied to every string of a JSON value; returns a new, unfrozen value. */
-function fillJson(value: JsonValue, variables: PromptVariables, missing: Set<string>): JsonValue {
-  if (typeof value === 'string') return fill(value, variables, missing);
-  if (Array.isArray(value)) return value.map((v) => fillJson(v, variables, missing));
-  if (value !== null && typeof value === 'object') {
-    const out: { [key: string]: JsonValue } = {};
-    for (const [k, v] of Object.entries(value)) setOwn(out, k, fillJson(v, variables, missing));
-    return out;
-  }
-  return value;
 }
 
 /** Freezes a decoded item's content so one caller cannot change what the next one is served. */
