@@ -6,10 +6,12 @@ changes, so ``json.dumps`` and botocore's parameter validation still accept it),
 the next one is served. ``render`` returns new, plain ``str`` / ``list`` / ``dict`` values.
 """
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from .errors import PromptStoreError
+from .provenance import Provenance
 from .render import (  # noqa: F401 (TEMPLATE_VARIABLE: fallback.py imports it from here)
     JSON_VARIABLES_ATTR, TEMPLATE_VARIABLE, RenderPlan, fill_json, fill_text, json_strings, resolve_variables,
 )
@@ -87,6 +89,8 @@ class Prompt:
     stale: bool = False
     """``True`` when this copy is past ``max_age_seconds``: served while a background read refreshes it, or
     because the table could not be read (stale-if-error)."""
+    provenance: Provenance = field(default_factory=lambda: Provenance("table", False, time.time()), compare=False)
+    """Where this copy came from (``l1``, ``l2``, ``table``, ``fallback``), whether stale, and how old."""
     _render_plan: Optional[RenderPlan] = field(default=None, repr=False, compare=False)
 
     def render(self, variables: Optional[Mapping[str, Any]] = None, *, allow_extra: bool = False,
@@ -119,8 +123,12 @@ class Prompt:
         return plan
 
     def stale_copy(self) -> "Prompt":
-        """The same prompt flagged ``stale=True`` (shares the frozen content)."""
-        return dataclasses.replace(self, stale=True)
+        """The same prompt flagged ``stale=True``, served from memory (shares the frozen content)."""
+        return self.served_copy("fallback" if self.provenance.source == "fallback" else "l1", True)
+
+    def served_copy(self, source: str, stale: bool) -> "Prompt":
+        """The same prompt with another provenance (same ``read_at``; shares the frozen content and render plan)."""
+        return dataclasses.replace(self, stale=stale, provenance=self.provenance.with_source(source, stale))
 
 
 def is_deleted(item: Mapping[str, Any]) -> bool:
@@ -128,7 +136,7 @@ def is_deleted(item: Mapping[str, Any]) -> bool:
     return item.get(Attr.status) == STATUS_DELETED
 
 
-def prompt_from_item(item: Mapping[str, Any], min_version: int = 1) -> Prompt:
+def prompt_from_item(item: Mapping[str, Any], min_version: int = 1, provenance: Optional[Provenance] = None) -> Prompt:
     """Builds the frozen prompt of a pointer or version item (already decoded). ``min_version`` 0 admits the version
     number of a caller's fallback (``fallback.py``); every stored item has 1 or more.
 
@@ -167,6 +175,9 @@ def prompt_from_item(item: Mapping[str, Any], min_version: int = 1) -> Prompt:
         inference_config=content.get(Attr.inference_config),
         content=content,
     )
+    if provenance is not None:
+        base["provenance"] = provenance
+        base["stale"] = provenance.stale
     if template_type == TEMPLATE_TEXT:
         text = content.get(Attr.text)
         if not isinstance(text, str):

@@ -26,3 +26,5 @@ export { PromptServingError, PromptNotFoundError, PromptRenderError, PromptStore
 export { l2Key } from './l2';
 export type { PromptCacheL2 } from './l2';
 export type { PromptClientStats } from './stats';
+export { combineReadHooks, emfReadMetrics, logReads, otelReadAttributes } from './provenance';
+export type { EmfReadMetrics, EmfReadMetricsOptions, LineWriter, OnRead, Provenance, ReadInfo, ReadSource } from './provenance';

@@ -2,6 +2,7 @@
  * The prompt object `getPrompt` returns: built once per table read, deeply frozen, shared by every caller.
  */
 import { PromptStoreError } from './errors';
+import { Provenance, provenance as newProvenance, ReadSource } from './provenance';
 import { fillJson, fillText, jsonStrings, PromptVariables, RenderOptions, renderPlan, resolveVariables } from './render';
 import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
 import { Attr, MAX_VERSION_NUMBER, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
@@ -35,6 +36,8 @@ export interface PromptBase {
    * the table could not be read (stale-if-error).
    */
   readonly stale: boolean;
+  /** Where this copy came from (`l1`, `l2`, `table`, `fallback`), whether stale, and how old (`provenance.ts`). */
+  readonly provenance: Provenance;
 }
 
 /** A single-string prompt (`template_type = TEXT`). */
@@ -83,7 +86,9 @@ export function isDeleted(item: Record<string, unknown>): boolean {
  * Builds the frozen prompt for a pointer or version item; throws `PromptStoreError` if it breaks the contract.
  * `minVersion` 0 is for the caller's fallback only (served as version 0); a stored item starts at 1.
  */
-export function promptFromItem(item: Record<string, unknown>, minVersion = 1): Prompt {
+export function promptFromItem(
+  item: Record<string, unknown>, minVersion = 1, source: Provenance = newProvenance('table', false, Date.now()),
+): Prompt {
   const id = String(item[Attr.promptId]);
   const malformed = (what: string) =>
     new PromptStoreError(`item ${id}/${String(item[Attr.version])} breaks the wire contract: ${what}`);
@@ -110,23 +115,29 @@ export function promptFromItem(item: Record<string, unknown>, minVersion = 1): P
   };
   if (templateType === TEMPLATE_TEXT) {
     if (typeof content.text !== 'string') throw malformed(`TEXT prompt without ${Attr.text}`);
-    return new ServedTextPrompt(base, content.text, false);
+    return new ServedTextPrompt(base, content.text, source);
   }
   if (templateType === TEMPLATE_CHAT) {
     if (!Array.isArray(content.messages)) throw malformed(`CHAT prompt without ${Attr.messages}`);
-    return new ServedChatPrompt(base, content.messages, Array.isArray(content.system) ? content.system : Object.freeze([]), false);
+    return new ServedChatPrompt(base, content.messages, Array.isArray(content.system) ? content.system : Object.freeze([]), source);
   }
   throw malformed(`unknown ${Attr.templateType} ${JSON.stringify(templateType)}`);
 }
 
-/** The same prompt flagged `stale: true` (shares the frozen content). */
+/** The same prompt flagged `stale: true`, served from memory (shares the frozen content). */
 export function staleCopy(prompt: Prompt): Prompt {
-  return prompt.templateType === TEMPLATE_TEXT
-    ? new ServedTextPrompt(prompt, prompt.text, true)
-    : new ServedChatPrompt(prompt, prompt.messages, prompt.system, true);
+  return servedCopy(prompt, prompt.provenance.source === 'fallback' ? 'fallback' : 'l1', true);
 }
 
-type Base = Omit<PromptBase, 'stale'>;
+/** The same prompt with another provenance (same `readAt`; shares the frozen content). */
+export function servedCopy(prompt: Prompt, source: ReadSource, stale: boolean): Prompt {
+  const p = newProvenance(source, stale, prompt.provenance.readAt);
+  return prompt.templateType === TEMPLATE_TEXT
+    ? new ServedTextPrompt(prompt, prompt.text, p)
+    : new ServedChatPrompt(prompt, prompt.messages, prompt.system, p);
+}
+
+type Base = Omit<PromptBase, 'stale' | 'provenance'>;
 
 /** What both template types share: copied from the item once, then read by every caller. */
 abstract class ServedPrompt implements PromptBase {
@@ -137,8 +148,10 @@ abstract class ServedPrompt implements PromptBase {
   readonly modelId?: string;
   readonly inferenceConfig?: Readonly<Record<string, JsonValue>>;
   readonly content: Readonly<PromptContent>;
+  readonly stale: boolean;
 
-  constructor(base: Base, readonly stale: boolean) {
+  constructor(base: Base, readonly provenance: Provenance) {
+    this.stale = provenance.stale;
     this.id = base.id;
     this.version = base.version;
     this.checksum = base.checksum;
@@ -152,8 +165,8 @@ abstract class ServedPrompt implements PromptBase {
 class ServedTextPrompt extends ServedPrompt implements TextPrompt {
   readonly templateType = TEMPLATE_TEXT;
 
-  constructor(base: Base, readonly text: string, stale: boolean) {
-    super(base, stale);
+  constructor(base: Base, readonly text: string, source: Provenance) {
+    super(base, source);
   }
 
   render(variables: PromptVariables = {}, options?: RenderOptions): string {
@@ -165,8 +178,8 @@ class ServedTextPrompt extends ServedPrompt implements TextPrompt {
 class ServedChatPrompt extends ServedPrompt implements ChatPrompt {
   readonly templateType = TEMPLATE_CHAT;
 
-  constructor(base: Base, readonly messages: readonly JsonValue[], readonly system: readonly JsonValue[], stale: boolean) {
-    super(base, stale);
+  constructor(base: Base, readonly messages: readonly JsonValue[], readonly system: readonly JsonValue[], source: Provenance) {
+    super(base, source);
   }
 
   render(variables: PromptVariables = {}, options?: RenderOptions): RenderedChat {

@@ -6,7 +6,9 @@
  * package's real `exports` map: the handler `import`s the client, so esbuild takes the ES module entry (condition
  * `import`) even for this CommonJS output, as `NodejsFunction` does.
  *
- * Budget: 33 KB (31.9 KB measured). It was 36 KB while the built-in Valkey adapter and the IAM token signer
+ * Budget: 37 KB (35.6 KB measured). Strict rendering (`render.ts`: the variable checks, canonical JSON values, the
+ * one-error report) and per-copy read provenance added ~3.7 KB (issue 17); the provenance helpers (log, EMF, OTel)
+ * are tree-shaken unless imported. It was 33 KB (31.9 KB measured) before, and 36 KB while the built-in Valkey adapter and the IAM token signer
  * shipped in every reader; they now ship in the reader layer and load only when the cache is configured
  * (docs/adr/0003-reader-layer.md, amendment). It was 25 KB before the cache tier and the hostile-input checks: what
  * remains of the cache in the bundle is the tier logic a user's own `PromptCacheL2` needs too (`tiers.ts`, the epoch
@@ -22,7 +24,7 @@ import * as path from 'node:path';
 import { build, Metafile } from 'esbuild';
 import { installCompiledPackage } from '../support/compiled-package';
 
-const BUDGET_BYTES = 33 * 1024;
+const BUDGET_BYTES = 37 * 1024;
 const root = path.resolve(__dirname, '../..');
 
 const handler = `
