@@ -86,3 +86,30 @@ def test_big_integers_print_as_javascript_numbers() -> None:
 
 def test_tuples_are_json_arrays() -> None:
     assert TEXT.render({"a": ("x", 1.5)}, json_variables=("a",)) == '["x",1.5]'
+
+
+CHAT = prompt_from_item({
+    "template_type": "CHAT",
+    "system": [{"text": "You answer questions about the handbook.", "zeta": "kept", "alpha": 1}, {"cachePoint": {"type": "default"}}],
+    "messages": [
+        {"role": "user", "content": [{"text": "Handbook (long, fixed) {not a placeholder}"}, {"cachePoint": {"type": "default"}},
+                                     {"text": "Customer {{customer}} asks: {{question}}"}]},
+        {"role": "assistant", "content": [{"text": "Noted."}]},
+    ],
+    **META,
+})
+
+
+def _request(rendered: Any) -> str:
+    return json.dumps({"system": rendered["system"], "messages": rendered["messages"]}, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_chat_prefix_up_to_the_last_cache_point_before_the_first_variable_is_byte_identical() -> None:
+    template = _request({"system": CHAT.system, "messages": CHAT.messages})
+    marker = '{"cachePoint":{"type":"default"}}'
+    cut = template.rindex(marker, 0, template.index("{{")) + len(marker)
+    a = _request(CHAT.render({"customer": "Ana", "question": "Where is section 4?"}))
+    b = _request(CHAT.render({"customer": "Bo {{question}}", "question": "\U0001F600" * 1000}))
+    assert a[:cut] == b[:cut] == template[:cut]
+    assert a[cut:] != b[cut:]
+    assert list(CHAT.render({"customer": "x", "question": "y"})["system"][0]) == ["text", "zeta", "alpha"]
