@@ -12,9 +12,8 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from .errors import PromptStoreError
 from .provenance import Provenance
-from .render import (  # noqa: F401 (TEMPLATE_VARIABLE: fallback.py imports it from here)
-    JSON_VARIABLES_ATTR, TEMPLATE_VARIABLE, RenderPlan, fill_json, fill_text, json_strings, resolve_variables,
-)
+from .render import TEMPLATE_VARIABLE as TEMPLATE_VARIABLE  # re-exported: fallback.py imports it from here
+from .render import JSON_VARIABLES_ATTR, RenderPlan, fill_json, fill_text, json_strings, resolve_variables
 from .schema.checksum import content_of
 from .schema.keys import MAX_VERSION_NUMBER, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT, Attr, parse_version_key
 

@@ -49,6 +49,7 @@ class Provenance:
     """``True`` when the copy is past ``max_age_seconds`` (stale-while-revalidate, stale-if-error) or a fallback."""
     read_at: float
     """When this copy was read from its source (epoch seconds; for an L2 fill, the reader's table read behind it)."""
+    _clock: Callable[[], float]
 
     def __init__(self, source: str, stale: bool, read_at: float, clock: Callable[[], float] = time.time) -> None:
         object.__setattr__(self, "source", source)

@@ -16,6 +16,7 @@ import { isDeleted, Prompt, promptFromItem, servedCopy } from './prompt';
 import { OnRead, provenance, readInfo } from './provenance';
 import { Counters, newCounters, PromptClientStats } from './stats';
 import { CacheFirstReader, Loaded, Token } from './tiers';
+import type { PromptFor } from './typed';
 import { logUnavailable } from './unavailable';
 import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionKey } from '../schema/keys';
 import { compareTokens, l2EpochKey } from '../schema/l2';
@@ -169,7 +170,7 @@ export class PromptClient {
    * }
    * const pinned = await prompts.getPrompt('support-triage', { version: 3 });
    */
-  getPrompt(promptId: string, options?: GetPromptOptions): Promise<Prompt> {
+  getPrompt<K extends string>(promptId: K, options?: GetPromptOptions): Promise<PromptFor<K>> {
     const version = options?.version;
     // Ids are validated on the miss path only; the version check keeps an id like '#3#x' off a pinned entry.
     const entry = version === undefined ? this.prompts.get(promptId) : this.pinnedEntry(promptId, version);
@@ -178,9 +179,9 @@ export class PromptClient {
       if (now <= this.epochTrustedUntil || version !== undefined) {
         this.counters.hits++;
         if (this.onRead !== undefined) this.reportRead(entry.hit, version);
-        return entry.resolved;
+        return entry.resolved as Promise<PromptFor<K>>;
       }
-      return this.afterEpochCheck(promptId, options); // reports the read itself
+      return this.afterEpochCheck(promptId, options) as Promise<PromptFor<K>>; // reports the read itself
     }
     const cached = entry?.version === version ? entry : undefined;
     const fallback = options?.fallback;
@@ -192,10 +193,10 @@ export class PromptClient {
         return fallbackPrompt(promptId, fallback);
       });
     }
-    return this.onRead === undefined ? read : read.then((prompt) => {
+    return (this.onRead === undefined ? read : read.then((prompt) => {
       this.reportRead(prompt, version);
       return prompt;
-    });
+    })) as Promise<PromptFor<K>>;
   }
 
   /** Calls `onRead`; a hook that throws never fails the read (reported once on stderr). */
