@@ -187,3 +187,21 @@ def test_otel_helper_absent_by_loader_and_present_with_a_trace_module() -> None:
     hook(ReadInfo("t", "greeting", 2, None, "c", "l1", False, 1.5), None)  # type: ignore[arg-type]
     assert span.attributes == {"gen_ai.prompt.name": "greeting", "gen_ai.prompt.version": 2, "prompt.source": "l1",
                                "prompt.stale": False, "prompt.age_seconds": 1.5}
+
+
+def test_a_copy_served_from_the_l2_says_l2_with_the_age_of_the_table_read_behind_it(ddb_local: Any, ddb: Any, table: str,
+                                                                                     redis_secure: Any, clock: Any) -> None:
+    from test_l2 import POINTER, reader_l2
+
+    put_items(ddb, table, [POINTER])
+    first = PromptClient(table_name=table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure), clock=clock)
+    assert first.get_prompt("shared").provenance.source == "table"
+    clock.advance(7)
+    reads: List[ReadInfo] = []
+    second = PromptClient(table_name=table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure), clock=clock,
+                          on_read=lambda info, _client: reads.append(info))
+    shared = second.get_prompt("shared")
+    assert (shared.provenance.source, shared.provenance.stale) == ("l2", False)
+    assert abs(shared.provenance.age_seconds - 7) < 0.5
+    assert [(r.source, r.version) for r in reads] == [("l2", 1)]
+    assert second.get_prompt("shared").provenance.source == "l1"
