@@ -28,6 +28,8 @@ Commands:
                  prompts no longer in DIR are marked DELETED.
   validate DIR   Check the prompt files in DIR by the rules cdk synth applies;
                  one line per problem. No AWS access.
+  types          (--directory DIR | --table TABLE) [--python]
+                 Print typed-prompt declarations (.d.ts, or .pyi with --python).
 
 Options:
   --table TABLE    name of the serving table
