@@ -187,6 +187,8 @@ class PromptClient:
         )
         o = self._options
         self._clock: Callable[[], float] = clock or time.time
+        if on_read is not None and not callable(on_read):
+            raise PromptServingError(f"on_read must be a function (info, client) -> None, got {type(on_read).__name__}")
         self._on_read = on_read
         self._on_read_failed = False
         self._counters = Counters()

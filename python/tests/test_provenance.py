@@ -205,3 +205,10 @@ def test_a_copy_served_from_the_l2_says_l2_with_the_age_of_the_table_read_behind
     assert abs(shared.provenance.age_seconds - 7) < 0.5
     assert [(r.source, r.version) for r in reads] == [("l2", 1)]
     assert second.get_prompt("shared").provenance.source == "l1"
+
+
+def test_an_on_read_that_is_not_callable_fails_the_client_creation() -> None:
+    from cdk_prompt_serving_runtime import PromptServingError
+
+    with pytest.raises(PromptServingError, match="on_read must be a function"):
+        PromptClient(table_name="t", on_read="log")  # type: ignore[arg-type]

@@ -6,7 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Catalog } from './catalog';
 import { EpochWatcher } from './epoch';
-import { PromptNotFoundError, PromptStoreError } from './errors';
+import { PromptNotFoundError, PromptServingError, PromptStoreError } from './errors';
 import { fallbackPrompt, PromptFallback } from './fallback';
 import { PromptCacheL2, withTimeout } from './l2';
 import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter } from './l2-env';
@@ -115,6 +115,9 @@ export class PromptClient {
    */
   constructor(options: PromptClientOptions = {}) {
     this.options = resolveOptions(options);
+    if (options.onRead !== undefined && typeof options.onRead !== 'function') {
+      throw new PromptServingError(`onRead must be a function (info, client) => void, got ${typeof options.onRead}`);
+    }
     this.onRead = options.onRead;
     this.prompts = new Lru(this.options.maxEntries, (entry) => this.unpin(entry));
     this.notFound = new Lru(this.options.maxEntries);

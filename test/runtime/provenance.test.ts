@@ -150,6 +150,10 @@ test('a hook that throws never fails the read, and is reported once', async () =
   expect(JSON.parse(lines[0])).toMatchObject({ level: 'WARN' });
 });
 
+test('an onRead that is not a function fails the client\'s creation, naming the option', () => {
+  expect(() => new PromptClient({ tableName: table, onRead: 'log' as unknown as never })).toThrow('onRead must be a function (info, client) => void, got string');
+});
+
 test('logReads writes one JSON line per read', async () => {
   // GIVEN
   const lines: string[] = [];
