@@ -5,11 +5,14 @@
  *
  *   node --expose-gc --min-semi-space-size=64 --max-semi-space-size=64 --import tsx bench/provenance.bench.ts
  *
+ * Then the same for the Python client (Debian's `/usr/bin/python3` with boto3; before and now loaded side by side in
+ * one interpreter, 50,000 reads per round).
+ *
  * (`npx tsx bench/provenance.bench.ts` runs the timings alone; the flags let it count bytes allocated per read: with
  * a 64 MB young generation no scavenge runs inside a measured window, and a window a GC did run in is measured again.)
  * `PROVENANCE_BENCH_BASE` picks another baseline commit. Starts its own DynamoDB Local; prints markdown.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -28,17 +31,75 @@ const ALLOC_OPS = 50_000;
 
 type Reader = { getPrompt(id: string): Promise<unknown> };
 
-/** The baseline runtime's sources at `BASE`, extracted under .tmp (inside the repository, so its imports resolve). */
-function baselineRuntime(): string {
-  const root = path.resolve(__dirname, '..');
+const root = path.resolve(__dirname, '..');
+
+/** Both clients' sources at `BASE`, extracted under .tmp (inside the repository, so the Node one's imports resolve). */
+function baselineDir(): string {
   const sha = execFileSync('git', ['rev-parse', '--short', BASE], { cwd: root, encoding: 'utf8' }).trim();
   const dir = path.join(root, '.tmp', 'bench-baseline', sha);
-  if (!fs.existsSync(path.join(dir, 'src/runtime/index.ts'))) {
+  if (!fs.existsSync(path.join(dir, 'python/base/cdk_prompt_serving_runtime_base/__init__.py'))) {
+    fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
-    const archive = execFileSync('git', ['archive', sha, 'src/runtime', 'src/schema'], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+    const archive = execFileSync('git', ['archive', sha, 'src/runtime', 'src/schema', 'python/cdk_prompt_serving_runtime'], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
     execFileSync('tar', ['-x', '-C', dir], { input: archive });
+    // The Python package under another name (its imports are relative), so both load in one interpreter.
+    fs.mkdirSync(path.join(dir, 'python/base'), { recursive: true });
+    fs.renameSync(path.join(dir, 'python/cdk_prompt_serving_runtime'), path.join(dir, 'python/base/cdk_prompt_serving_runtime_base'));
   }
-  return path.join(dir, 'src/runtime/index.ts');
+  return dir;
+}
+
+/** The Python client's cached read, before and now, in one interpreter (Debian's python3 with boto3). */
+const PYTHON_BENCH = `
+import json, os, sys, time, random, statistics
+sys.path[:0] = [os.environ["BASE_PY"], os.environ["NOW_PY"]]
+import boto3
+from cdk_prompt_serving_runtime_base import PromptClient as Before
+from cdk_prompt_serving_runtime import PromptClient as Now, emf_read_metrics
+ids = json.loads(os.environ["IDS"])
+def client(cls, **kw):
+    ddb = boto3.client("dynamodb", endpoint_url=os.environ["ENDPOINT"], region_name="us-east-1")
+    c = cls(table_name=os.environ["TABLE"], dynamodb_client=ddb, max_age_seconds=3600, **kw)
+    c.preload(ids)
+    return c
+emf = emf_read_metrics(write=lambda line: None, flush_interval_seconds=3600)
+readers = {"before": client(Before), "now, on_read unset": client(Now), "now, on_read: emf_read_metrics().on_read": client(Now, on_read=emf.on_read)}
+n = int(os.environ["OPS"])
+def loop(c):
+    get = c.get_prompt
+    started = time.perf_counter_ns()
+    for i in range(n):
+        get(ids[i % 8])
+    return (time.perf_counter_ns() - started) / n
+for c in readers.values(): loop(c)
+ns = {k: [] for k in readers}; ratio = {k: [] for k in readers}
+for _ in range(int(os.environ["ROUNDS"])):
+    order = list(readers); random.shuffle(order)
+    t = {k: loop(readers[k]) for k in order}
+    for k in readers:
+        ns[k].append(t[k]); ratio[k].append(t[k] / t["before"])
+print(json.dumps({k: [statistics.median(ns[k]), statistics.median(ratio[k])] for k in readers}))
+`;
+
+function pythonRows(endpoint: string, table: string): string[] {
+  const dir = baselineDir();
+  const run = spawnSync('/usr/bin/python3', ['-c', PYTHON_BENCH], {
+    encoding: 'utf8',
+    timeout: 600_000,
+    env: {
+      ...process.env,
+      BASE_PY: path.join(dir, 'python/base'),
+      NOW_PY: path.join(root, 'python'),
+      ENDPOINT: endpoint,
+      TABLE: table,
+      IDS: JSON.stringify(ids),
+      OPS: '50000',
+      ROUNDS: String(ROUNDS),
+    },
+  });
+  if (run.status !== 0) return [`(Python part failed: ${run.stderr.trim().split('\n').at(-1)})`];
+  const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, [number, number]>;
+  return Object.entries(result).map(([name, [ns, ratio]]) => `| Python: ${name} | ${ns.toFixed(0)} | ${ratio.toFixed(2)}× | |`);
 }
 
 function median(values: number[]): number {
@@ -88,7 +149,7 @@ async function main(): Promise<void> {
     for (const id of ids) await publish(admin, table, id, 1, textContent(`Hello {{name}} from ${id}`));
     const options = () => ({ tableName: table, dynamoDBClient: localDynamoDBClient({ maxAttempts: 1 }, local.endpoint), maxAgeSeconds: 3600 });
 
-    const baseline = (await import(baselineRuntime())) as { PromptClient: new (o: object) => Reader & { preload(ids: string[]): Promise<void> } };
+    const baseline = (await import(path.join(baselineDir(), 'src/runtime/index.ts'))) as { PromptClient: new (o: object) => Reader & { preload(ids: string[]): Promise<void> } };
     const today = new baseline.PromptClient(options());
     const unset = new PromptClient(options());
     const noop = new PromptClient({ ...options(), onRead: () => undefined });
@@ -144,6 +205,7 @@ async function main(): Promise<void> {
       const b = bytes[n];
       console.log(`| ${n} | ${median(nsPerOp[n]).toFixed(0)} | ${median(ratios[n]).toFixed(2)}× | ${b === undefined ? 'n/a (run with --expose-gc)' : Number.isNaN(b) ? 'n/a (a GC ran in every window)' : b.toFixed(1)} |`);
     }
+    for (const row of pythonRows(local.endpoint, table)) console.log(row);
     console.log(`\nEMF flush (one line, all seven metrics): ${flushUs.toFixed(1)} µs each, ${Math.round(written / flushes)} bytes; written once per flushIntervalSeconds (default 60).`);
     for (const r of [unset, noop, withEmf, withLog, withBoth]) await r.close();
     admin.destroy();

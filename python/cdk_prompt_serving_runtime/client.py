@@ -191,6 +191,10 @@ class PromptClient:
             raise PromptServingError(f"on_read must be a function (info, client) -> None, got {type(on_read).__name__}")
         self._on_read = on_read
         self._on_read_failed = False
+        if on_read is not None:
+            # Reads report through a wrapper bound on this instance only, so a client without a hook runs the plain
+            # get_prompt, without even a None check on its hit path (docs/BENCHMARKS.md, read provenance).
+            self.get_prompt = self._get_prompt_reporting  # type: ignore[method-assign]
         self._counters = Counters()
         self._hits = 0  # the hot path's counter, kept on the client itself (one attribute lookup less)
         self._prompts: Lru[_Entry] = Lru(o.max_entries, self._unpin)
@@ -294,7 +298,7 @@ class PromptClient:
                 by_version = None
             entry = by_version.get(version) if by_version is not None else None
         else:
-            return self._missed(prompt_id, version, None, None, fallback)
+            return self._miss(prompt_id, version, None, None, fallback)
         epoch = self._epoch
         if entry is not None:
             now = self._clock()
@@ -303,20 +307,18 @@ class PromptClient:
             if entry.expires_at > now and not entry.invalidated:
                 entry.used = True
                 self._hits += 1
-                if self._on_read is not None:
-                    self._report_read(entry.hit, version)
                 return entry.hit
-            return self._missed(prompt_id, version, entry.key, entry, fallback)
+            return self._miss(prompt_id, version, entry.key, entry, fallback)
         now = self._clock()
         if now >= epoch.due and epoch.polled:  # misses watch the epoch too (the catalog)
             epoch.tick(now)
-        return self._missed(prompt_id, version, prompt_id if version is None else (prompt_id, version), None, fallback)
+        return self._miss(prompt_id, version, prompt_id if version is None else (prompt_id, version), None, fallback)
 
-    def _missed(self, prompt_id: Any, version: Any, key: Optional[Hashable], cached: Optional[_Entry],
-                fallback: Optional[PromptFallback]) -> Prompt:
-        prompt = self._miss(prompt_id, version, key, cached, fallback)
-        if self._on_read is not None:
-            self._report_read(prompt, version)
+    def _get_prompt_reporting(self, prompt_id: str, version: Optional[int] = None, *,
+                              fallback: Optional[PromptFallback] = None) -> Prompt:
+        """``get_prompt``, then ``on_read`` (a client with a hook has this as its ``get_prompt``)."""
+        prompt = PromptClient.get_prompt(self, prompt_id, version, fallback=fallback)
+        self._report_read(prompt, version)
         return prompt
 
     def _report_read(self, prompt: Prompt, requested_version: Optional[int]) -> None:

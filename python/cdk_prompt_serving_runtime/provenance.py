@@ -14,8 +14,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, NamedTuple, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import PromptClient
@@ -72,9 +71,9 @@ class Provenance:
         return f"Provenance(source={self.source!r}, stale={self.stale!r}, read_at={self.read_at!r})"
 
 
-@dataclass(frozen=True)
-class ReadInfo:
-    """What ``on_read`` receives for each successful ``get_prompt`` (built only when a hook is set)."""
+class ReadInfo(NamedTuple):
+    """What ``on_read`` receives for each successful ``get_prompt`` (built only when a hook is set). Immutable (a
+    named tuple: cheap to build on every read)."""
 
     table_name: str
     prompt_id: str
