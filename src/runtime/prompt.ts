@@ -1,5 +1,6 @@
 /**
- * The prompt object `getPrompt` returns: built once per table read, deeply frozen, shared by every caller.
+ * The prompt object `getPrompt` returns: built once per table read (with its in-memory and stale variants, which
+ * differ only in `provenance` and share the frozen content), deeply frozen, shared by every caller.
  */
 import { PromptStoreError } from './errors';
 import { Provenance, provenance as newProvenance, ReadSource } from './provenance';

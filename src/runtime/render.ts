@@ -18,11 +18,16 @@
  *   `invalid`). Values are inserted verbatim in one pass: a value containing `{{…}}` is never expanded again.
  */
 import { PromptRenderError } from './errors';
+import type { TemplateJson, TemplateValue } from './typed';
 import { canonicalJson, JsonValue, setOwn } from '../schema/checksum';
 import { TEMPLATE_VARIABLE, templateVariables } from '../schema/template';
 
-/** Values for `{{placeholders}}`; a missing, `undefined` or `null` value is a missing variable. */
-export type PromptVariables = Readonly<Record<string, unknown>>;
+/**
+ * Values for `{{placeholders}}`: strings, numbers and booleans, or JSON for names in `json_variables`; a missing,
+ * `undefined` or `null` value is a missing variable. (Checked again at run time: a value of another type, from
+ * untyped code, is an invalid value.)
+ */
+export type PromptVariables = Readonly<Record<string, TemplateValue | TemplateJson | null | undefined>>;
 
 /** Options of one `render` call. */
 export interface RenderOptions {

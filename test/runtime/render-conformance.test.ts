@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PromptRenderError, RenderOptions } from '../../src/runtime';
+import { PromptRenderError, PromptVariables, RenderOptions } from '../../src/runtime';
 import { promptFromItem } from '../../src/runtime/prompt';
 
 interface RenderCase {
@@ -32,7 +32,7 @@ function expand<T>(value: T, repeat: RenderCase['repeat']): T {
 
 test.each(CASES.map((c) => [c.name, c] as const))('%s', (_name, c) => {
   const prompt = promptFromItem({ ...c.content, ...META });
-  const variables = expand(c.variables, c.repeat);
+  const variables = expand(c.variables, c.repeat) as PromptVariables; // JSON from the fixture: what the type allows
   if (c.error !== undefined) {
     let caught: unknown;
     try {
