@@ -212,3 +212,36 @@ def test_an_on_read_that_is_not_callable_fails_the_client_creation() -> None:
 
     with pytest.raises(PromptServingError, match="on_read must be a function"):
         PromptClient(table_name="t", on_read="log")  # type: ignore[arg-type]
+
+
+OTEL_PYTHON = os.path.join(REPO, ".tmp", "venvs", "otel", "bin", "python")
+"""A venv with opentelemetry-api and -sdk (made with ``python3 -m venv --system-site-packages .tmp/venvs/otel`` and
+``pip install opentelemetry-api opentelemetry-sdk``): the system interpreter this suite runs on has neither."""
+
+
+@pytest.mark.skipif(not os.path.exists(OTEL_PYTHON), reason="no .tmp/venvs/otel with opentelemetry-api and -sdk")
+def test_otel_helper_sets_the_attributes_on_a_real_sdk_span() -> None:
+    import subprocess
+
+    script = "\n".join([
+        "import json",
+        "from opentelemetry import trace",
+        "from opentelemetry.sdk.trace import TracerProvider",
+        "from opentelemetry.sdk.trace.export import SimpleSpanProcessor",
+        "from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter",
+        "from cdk_prompt_serving_runtime import ReadInfo, otel_read_attributes",
+        "exporter = InMemorySpanExporter()",
+        "provider = TracerProvider()",
+        "provider.add_span_processor(SimpleSpanProcessor(exporter))",
+        "trace.set_tracer_provider(provider)",
+        "hook = otel_read_attributes()",
+        "with trace.get_tracer('test').start_as_current_span('handler'):",
+        "    hook(ReadInfo('t', 'greeting', 3, None, 'c', 'l2', True, 2.5), None)",
+        "print(json.dumps({'hook': hook is not None, 'attributes': dict(exporter.get_finished_spans()[0].attributes)}))",
+    ])
+    run = subprocess.run([OTEL_PYTHON, "-c", script], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": os.path.join(REPO, "python")})
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == {"hook": True, "attributes": {
+        "gen_ai.prompt.name": "greeting", "gen_ai.prompt.version": 3, "prompt.source": "l2", "prompt.stale": True,
+        "prompt.age_seconds": 2.5}}
