@@ -301,6 +301,15 @@ export interface PromptServingTableProps {
   readonly governance?: PromptGovernanceOptions;
 
   /**
+   * Alarm on readers serving their coded fallback: `ReaderServedFallback` Sum ≥ 1 in one 5-minute period (missing data
+   * is not breaching), from readers that use the runtime clients' EMF helper (`emfReadMetrics` / `emf_read_metrics`).
+   * Give options (`{}` for the defaults) to create it.
+   *
+   * @default - no alarm (readers emit the metric only with the EMF helper)
+   */
+  readonly readerFallbackAlarm?: PromptServingAlarmOptions;
+
+  /**
    * Whether to create a CloudWatch dashboard of the table, sync and alarm metrics.
    *
    * @default - true when `dashboardName` is set, otherwise false

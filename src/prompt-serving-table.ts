@@ -21,6 +21,7 @@ import {
   validateGovernanceProps,
 } from './governance/governance-resources';
 import { ACTIVATE_DATA_ACTIONS, AUDIT_EVENT_ACTIONS, KEY_WRITE_ACTIONS } from './private/perms';
+import { createReaderAlarms, readerDashboardRow } from './private/reader-alarms';
 import { replicaTables } from './private/replicas';
 import { createServingAlarms } from './private/serving-alarms';
 import { createServingDashboard, DASHBOARD_WIDGET_HEIGHT, DASHBOARD_WIDGET_WIDTH } from './private/serving-dashboard';
@@ -279,12 +280,17 @@ export class PromptServingTable extends PromptServingTableBase {
         tableName: this.table.tableName,
       }));
     }
+    this.alarms.push(...createReaderAlarms(this, this.table.tableName, props.readerFallbackAlarm, props.createAlarms ?? true,
+      props.alarmActions ?? []));
     if (props.createDashboard ?? props.dashboardName !== undefined) {
       this.dashboard = createServingDashboard(this, {
         dashboardName: props.dashboardName,
         metrics: this,
         alarms: this.alarms,
-        extraRows: this.cacheTier ? [cacheDashboardRow(this.cacheTier, DASHBOARD_WIDGET_WIDTH * 3 / 4, DASHBOARD_WIDGET_HEIGHT)] : [],
+        extraRows: [
+          ...this.cacheTier ? [cacheDashboardRow(this.cacheTier, DASHBOARD_WIDGET_WIDTH * 3 / 4, DASHBOARD_WIDGET_HEIGHT)] : [],
+          readerDashboardRow(this.table.tableName, DASHBOARD_WIDGET_WIDTH, DASHBOARD_WIDGET_HEIGHT),
+        ],
       });
     }
   }

@@ -14,7 +14,7 @@ import {
   PROMPTS_MOUNT_PATH,
   validatePromptDirectory,
 } from './private/prompt-directory';
-import { ALLOW_INVALID_PROP, checkPromptDirectoryAtSynth } from './private/prompt-file-check';
+import { ALLOW_INVALID_PROP, checkPromptDirectoryAtSynth, promptDirectoryWarningsAtSynth } from './private/prompt-file-check';
 import { BEDROCK_PROMPT_ID, BEDROCK_PROMPT_QUOTA_PER_SECOND, DEFAULT_SOURCE_REQUESTS_PER_SECOND, PROMPT_CHANGE_EVENT_NAMES } from './schema';
 
 
@@ -164,6 +164,7 @@ export abstract class PromptSource {
     const resolved = resolvePath(path);
     validatePromptDirectory(resolved);
     const problems = checkPromptDirectoryAtSynth(resolved, options.allowInvalidPromptFiles ?? false);
+    const warnings = promptDirectoryWarningsAtSynth(resolved);
     const fingerprint = fingerprintPromptDirectory(resolved);
 
     return new (class extends PromptSource {
@@ -172,6 +173,7 @@ export abstract class PromptSource {
           Annotations.of(scope).addWarningV2('cdk-prompt-serving:invalidPromptFile',
             `${problem} (deployed anyway: \`${ALLOW_INVALID_PROP}\` is true; each sync reports this file as a failed prompt)`);
         }
+        for (const warning of warnings) Annotations.of(scope).addWarningV2('cdk-prompt-serving:promptFileWarning', warning);
         const layer = new lambda.LayerVersion(scope, 'PromptsLayer', {
           code: promptLayerCode(resolved, fingerprint),
           description: 'Prompts-as-code synced into the serving table',

@@ -23,6 +23,10 @@ from .fallback import PromptFallback
 from .l2 import PromptCacheL2, l2_key
 from .options import DEFAULTS, ENV_VARS, MAX_TIMER_MS
 from .prompt import Prompt, PromptRollout
+from .provenance import (
+    EmfReadMetrics, OnRead, Provenance, ReadInfo, ReadSource, combine_read_hooks, emf_read_metrics, log_reads,
+    otel_read_attributes,
+)
 from .stats import PromptClientStats
 
 __version__ = "0.1.0"
@@ -42,4 +46,13 @@ __all__ = [
     "PromptServingError",
     "PromptStoreError",
     "l2_key",
+    "EmfReadMetrics",
+    "OnRead",
+    "Provenance",
+    "ReadInfo",
+    "ReadSource",
+    "combine_read_hooks",
+    "emf_read_metrics",
+    "log_reads",
+    "otel_read_attributes",
 ]

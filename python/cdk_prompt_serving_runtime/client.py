@@ -25,6 +25,7 @@ from .labels import (
 from .lru import Lru, Slot
 from .options import ResolvedOptions, resolve_options
 from .prompt import Prompt, is_deleted, prompt_from_item
+from .provenance import OnRead, Provenance, read_info
 from .rollout import RolloutState, log_rollout_fault
 from .schema.env import Env
 from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, PROMPT_ID_RULE, is_valid_prompt_id, version_key
@@ -46,7 +47,7 @@ class _Entry:
     copy, so it is not served as fresh (nor stale-while-revalidate) but kept as the last good copy for
     stale-if-error until a newer one is in hand. ``token``: the stream value's ordering token (stream copies only)."""
 
-    __slots__ = ("key", "prompt", "version", "expires_at", "token", "failing", "invalidated", "used", "_stale",
+    __slots__ = ("key", "prompt", "hit", "version", "expires_at", "token", "failing", "invalidated", "used", "_stale",
                  "label", "rollout", "rollout_problem")
 
     def __init__(self, key: Hashable, prompt: Prompt, version: Optional[int], expires_at: float,
@@ -54,6 +55,8 @@ class _Entry:
         self.key = key
         self.used = False
         self.prompt = prompt
+        self.hit = prompt.served_copy("l1", False)
+        """The prompt as a hit serves it (provenance ``l1``), built once."""
         self.version = version
         self.expires_at = expires_at
         self.token = token
@@ -70,7 +73,7 @@ class _Entry:
     def stale(self) -> Prompt:
         s = self._stale
         if s is None:
-            s = self._stale = self.prompt.stale_copy()
+            s = self._stale = self.prompt.served_copy("l1", True)
         return s
 
 
@@ -152,6 +155,11 @@ class PromptClient:
         Pass ``False`` to turn the L2 off whatever the environment says.
     :param l2_timeout_ms: upper bound on one L2 call of the adapter built from the environment. Default 100.
     :param epoch_poll_interval_ms: how often the L2 freshness epoch is read (one GET per process). Default 500.
+    :param on_read: called as ``on_read(info, client)`` once per successful ``get_prompt`` with where the prompt came
+        from (``info.source``: ``l1``, ``l2``, ``table``, ``fallback``), whether stale, its age and version
+        (:class:`ReadInfo`). Helpers: ``log_reads()``, ``emf_read_metrics().on_read``, ``otel_read_attributes()``,
+        ``combine_read_hooks(...)``. An exception it raises never fails the read. Default: no hook (a cached read
+        costs nothing extra).
     :param clock: the wall clock in epoch seconds (``time.time``); tests pass a fake one.
     :param environ: the environment to read (``os.environ``); tests pass a dict.
     :raises PromptServingError: if no table name is given or set, or an option is out of range
@@ -173,6 +181,7 @@ class PromptClient:
         l2: Any = None,
         l2_timeout_ms: Optional[float] = None,
         epoch_poll_interval_ms: Optional[float] = None,
+        on_read: Optional[OnRead] = None,
         clock: Optional[Callable[[], float]] = None,
         environ: Optional[Mapping[str, str]] = None,
     ) -> None:
@@ -195,6 +204,14 @@ class PromptClient:
         )
         o = self._options
         self._clock: Callable[[], float] = clock or time.time
+        if on_read is not None and not callable(on_read):
+            raise PromptServingError(f"on_read must be a function (info, client) -> None, got {type(on_read).__name__}")
+        self._on_read = on_read
+        self._on_read_failed = False
+        if on_read is not None:
+            # Reads report through a wrapper bound on this instance only, so a client without a hook runs the plain
+            # get_prompt, without even a None check on its hit path (docs/BENCHMARKS.md, read provenance).
+            self.get_prompt = self._get_prompt_reporting  # type: ignore[method-assign]
         self._counters = Counters()
         self._hits = 0  # the hot path's counter, kept on the client itself (one attribute lookup less)
         self._prompts: Lru[_Entry] = Lru(o.max_entries, self._unpin)
@@ -338,12 +355,31 @@ class PromptClient:
             if entry.expires_at > now and not entry.invalidated:
                 entry.used = True
                 self._hits += 1
-                return entry.prompt
+                return entry.hit
             return self._miss(prompt_id, version, entry.key, entry, fallback)
         now = self._clock()
         if now >= epoch.due and epoch.polled:  # misses watch the epoch too (the catalog)
             epoch.tick(now)
         return self._miss(prompt_id, version, prompt_id if version is None else (prompt_id, version), None, fallback)
+
+    def _get_prompt_reporting(self, prompt_id: str, version: Optional[int] = None, *,
+                              fallback: Optional[PromptFallback] = None, label: Optional[str] = None,
+                              stickiness_key: Optional[str] = None) -> Prompt:
+        """``get_prompt``, then ``on_read`` (a client with a hook has this as its ``get_prompt``)."""
+        prompt = PromptClient.get_prompt(self, prompt_id, version, fallback=fallback, label=label,
+                                         stickiness_key=stickiness_key)
+        self._report_read(prompt, version)
+        return prompt
+
+    def _report_read(self, prompt: Prompt, requested_version: Optional[int]) -> None:
+        """Calls ``on_read``; a hook that raises never fails the read (logged once)."""
+        assert self._on_read is not None
+        try:
+            self._on_read(read_info(self._options.table_name, prompt, requested_version), self)
+        except Exception as err:  # noqa: BLE001 - the caller's hook must not fail the read
+            if not self._on_read_failed:
+                self._on_read_failed = True
+                logger.warning("the on_read hook raised (reads are served regardless; logged once): %s", err)
 
     # ------------------------------------------------------------------------------------------------------
     # labels and rollouts
@@ -778,7 +814,8 @@ class PromptClient:
                 self._forget(key)
                 raise PromptNotFoundError(prompt_id, version, None if shared.item is None else "deleted")
             try:
-                return self._remember(key, prompt_from_item(shared.item), version,
+                served = Provenance("l2", False, shared.fetched_at, self._clock)
+                return self._remember(key, prompt_from_item(shared.item, 1, served), version,
                                       self._clock() if shared.source == "stream" else shared.fetched_at, shared.token,
                                       generation)
             except PromptStoreError as err:  # an L2 value that breaks the contract: read the table
@@ -788,14 +825,15 @@ class PromptClient:
         if item is None or is_deleted(item):
             self._forget(key)
             raise PromptNotFoundError(prompt_id, version, None if item is None else "deleted")
-        return self._remember(key, prompt_from_item(item), version, fetched_at, None, generation)
+        served = Provenance("table", False, fetched_at, self._clock)
+        return self._remember(key, prompt_from_item(item, 1, served), version, fetched_at, None, generation)
 
     def _remember(self, key: Hashable, prompt: Prompt, version: Optional[int], fetched_at: float,
                   token: Optional[Token], generation: Optional[int] = None) -> Prompt:
         held = self._map.get(key)
         if (held is not None and held.token is not None and not held.invalidated and held.expires_at > self._clock()
                 and (token is None or compare_tokens(held.token, token) > 0)):
-            return held.prompt  # a late load: the stream's newer value arrived meanwhile
+            return held.hit  # a late load: the stream's newer value arrived meanwhile (served from memory)
         expires_at = fetched_at + self._options.max_age if version is None else math.inf
         entry = _Entry(key, prompt, version, expires_at, token)
         if version is None and generation is not None and generation != self._generation:
@@ -866,7 +904,8 @@ class PromptClient:
                 self._forget(key)
             else:
                 try:
-                    self._remember(key, prompt_from_item(shared.item), None, self._clock(), shared.token)
+                    self._remember(key, prompt_from_item(shared.item, 1, Provenance("l2", False, self._clock(), self._clock)),
+                                   None, self._clock(), shared.token)
                 except PromptStoreError as err:
                     logger.warning("L2 value of %s ignored: %s", key, err)
                     entry.invalidated = True

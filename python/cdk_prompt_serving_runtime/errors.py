@@ -27,18 +27,60 @@ class PromptNotFoundError(PromptServingError):
 
 
 class PromptRenderError(PromptServingError):
-    """``render(variables)`` was called without a value for one or more ``{{placeholders}}``."""
+    """``render(variables)`` was refused: a ``{{placeholder}}`` without a value (``missing``), a variable the prompt
+    neither uses nor declares (``extra``, unless ``allow_extra=True``), or a value of a type the variable does not take
+    (``invalid``). Every problem is listed at once; nothing is filled."""
 
     prompt_id: str
-    missing_variables: Tuple[str, ...]
+    version: int
+    """The version number of the prompt that refused the variables (0 for a fallback)."""
+    missing: Tuple[str, ...]
     """Every placeholder without a value, in order of first use."""
+    extra: Tuple[str, ...]
+    """Every variable given that the prompt neither uses nor declares, sorted (UTF-16 code units)."""
+    invalid: Tuple[str, ...]
+    """Every placeholder whose value is not a str, finite number or bool (or JSON, where opted in)."""
 
-    def __init__(self, prompt_id: str, missing_variables: Sequence[str]) -> None:
-        names = ", ".join(f"'{v}'" for v in missing_variables)
-        plural = "s" if len(missing_variables) > 1 else ""
-        super().__init__(f"cannot render prompt '{prompt_id}': missing variable{plural} {names}")
+    def __init__(self, prompt_id: str, missing_variables: Sequence[str], *, version: int = 0,
+                 extra: Sequence[str] = (), invalid: Sequence[str] = ()) -> None:
+        parts = []
+        if missing_variables:
+            parts.append(f"missing variable{_s(missing_variables)} {_names(missing_variables)}")
+        if extra:
+            parts.append(f"unexpected variable{_s(extra)} {_names(extra)} (not in the template nor declared)")
+        if invalid:
+            parts.append(f"invalid value{_s(invalid)} for {_names(invalid)} (a value is a string, a finite number or a "
+                         "boolean; any JSON value only for a name in json_variables)")
+        super().__init__(f"cannot render prompt {show_name(prompt_id)} version {version}: " + "; ".join(parts))
         self.prompt_id = prompt_id
-        self.missing_variables = tuple(missing_variables)
+        self.version = version
+        self.missing = tuple(missing_variables)
+        self.extra = tuple(extra)
+        self.invalid = tuple(invalid)
+
+    @property
+    def missing_variables(self) -> Tuple[str, ...]:
+        """Same as ``missing`` (the name before strict rendering)."""
+        return self.missing
+
+
+def _s(names: Sequence[str]) -> str:
+    return "s" if len(names) > 1 else ""
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(show_name(n) for n in names)
+
+
+def show_name(name: str) -> str:
+    """A name as error messages show it (``src/runtime/errors.ts`` ``showName``): ``'name'``, every UTF-16 code unit
+    outside printable ASCII (and ``'``, ``\\``) as ``\\uXXXX``."""
+    units = name.encode("utf-16-be", "surrogatepass")
+    out = []
+    for i in range(0, len(units), 2):
+        c = (units[i] << 8) | units[i + 1]
+        out.append(chr(c) if 0x20 <= c < 0x7F and c not in (0x5C, 0x27) else f"\\u{c:04x}")
+    return "'" + "".join(out) + "'"
 
 
 class PromptStoreError(PromptServingError):

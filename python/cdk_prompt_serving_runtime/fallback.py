@@ -3,10 +3,12 @@
 memory holds none within ``stale_if_error_seconds``. Never used for a prompt that does not exist.
 """
 import json
+import time
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Sequence
 
 from .prompt import TEMPLATE_VARIABLE, Prompt, prompt_from_item
+from .provenance import Provenance
 from .schema.checksum import checksum
 from .schema.keys import CURRENT, TEMPLATE_CHAT, TEMPLATE_TEXT, Attr
 
@@ -54,4 +56,4 @@ def fallback_prompt(prompt_id: str, fallback: PromptFallback) -> Prompt:
         content[Attr.inference_config] = dict(fallback.inference_config)
     item = dict(content)
     item.update({Attr.prompt_id: prompt_id, Attr.version: CURRENT, Attr.version_number: 0, Attr.checksum: checksum(content)})
-    return prompt_from_item(item, 0).stale_copy()
+    return prompt_from_item(item, 0, Provenance("fallback", True, time.time()))

@@ -6,18 +6,16 @@ changes, so ``json.dumps`` and botocore's parameter validation still accept it),
 the next one is served. ``render`` returns new, plain ``str`` / ``list`` / ``dict`` values.
 """
 import dataclasses
-import re
+import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
-from .errors import PromptRenderError, PromptStoreError
-from .schema.checksum import content_of, js_number
+from .errors import PromptStoreError
+from .provenance import Provenance
+from .render import TEMPLATE_VARIABLE as TEMPLATE_VARIABLE  # re-exported: fallback.py imports it from here
+from .render import JSON_VARIABLES_ATTR, RenderPlan, fill_json, fill_text, json_strings, resolve_variables
+from .schema.checksum import content_of
 from .schema.keys import MAX_VERSION_NUMBER, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT, Attr, parse_version_key
-
-# JavaScript's \s (ECMAScript WhiteSpace + LineTerminator), so both clients accept exactly the same placeholders.
-_JS_SPACE = "[\t\n\u000b\u000c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
-TEMPLATE_VARIABLE = re.compile(r"\{\{" + _JS_SPACE + r"*([A-Za-z_][A-Za-z0-9_.-]*)" + _JS_SPACE + r"*\}\}")
-"""``{{ name }}``: letters, digits, ``_``, ``-`` and ``.``; spaces inside the braces allowed (``TEMPLATE_VARIABLE``)."""
 
 
 class FrozenDict(Dict[str, Any]):
@@ -48,48 +46,6 @@ def freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     return value
-
-
-def _thaw_fill(value: Any, variables: Mapping[str, Any], missing: Dict[str, None]) -> Any:
-    if isinstance(value, str):
-        return fill(value, variables, missing)
-    if isinstance(value, (list, tuple)):
-        return [_thaw_fill(v, variables, missing) for v in value]
-    if isinstance(value, dict):
-        return {k: _thaw_fill(v, variables, missing) for k, v in value.items()}
-    return value
-
-
-def to_text(value: Any) -> str:
-    """JavaScript's ``String(value)`` for the values a template takes: ``True`` → ``true``, ``3.0`` → ``3``."""
-    if isinstance(value, str):
-        return value
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and value != value:
-            return "NaN"
-        if isinstance(value, float) and value in (float("inf"), float("-inf")):
-            return "Infinity" if value > 0 else "-Infinity"
-        return js_number(value)
-    return str(value)
-
-
-def fill(template: str, variables: Mapping[str, Any], missing: Dict[str, None]) -> str:
-    """Replaces each ``{{name}}`` in one pass (values are never scanned again); records names without a value
-    (absent or ``None``) in ``missing``, in order of first use."""
-
-    def replace(m: "re.Match[str]") -> str:
-        name = m.group(1)
-        value = variables.get(name) if name in variables else None
-        if value is None:
-            missing[name] = None
-            return m.group(0)
-        return to_text(value)
-
-    return TEMPLATE_VARIABLE.sub(replace, template)
 
 
 @dataclass(frozen=True)
@@ -156,32 +112,46 @@ class Prompt:
     source_deleted: bool = False
     """``True`` when the source deleted this prompt while a label still points at one of its versions: the label
     keeps serving that version's content until it is moved. Always ``False`` for CURRENT and exact versions."""
+    provenance: Provenance = field(default_factory=lambda: Provenance("table", False, time.time()), compare=False)
+    """Where this copy came from (``l1``, ``l2``, ``table``, ``fallback``), whether stale, and how old."""
+    _render_plan: Optional[RenderPlan] = field(default=None, repr=False, compare=False)
 
-    def render(self, variables: Optional[Mapping[str, Any]] = None) -> Any:
+    def render(self, variables: Optional[Mapping[str, Any]] = None, *, allow_extra: bool = False,
+               json_variables: Optional[Iterable[str]] = None) -> Any:
         """Fills every ``{{name}}``. TEXT: returns a ``str``. CHAT: returns ``{"messages": [...], "system": [...]}``
-        (new plain lists and dicts, in the Bedrock Converse shape).
+        (new plain lists and dicts, in the Bedrock Converse shape; blocks without variables and ``cachePoint`` blocks
+        unchanged, keys in the stored order, so the prefix before the first variable is byte-identical across renders).
 
-        A value that is absent or ``None`` is missing; ``True``/``False`` print as ``true``/``false`` and numbers
-        as JavaScript prints them, so both clients render identically.
+        Strict (``render.py`` has the rule): every placeholder needs a ``str``, finite number or ``bool`` (printed as
+        JavaScript prints it: ``true``, ``1``), and a variable the prompt neither uses nor declares raises unless
+        ``allow_extra=True``. A name in the prompt's ``json_variables`` or in ``json_variables=`` takes any JSON value,
+        inserted as canonical JSON.
 
-        :raises PromptRenderError: naming every placeholder without a value, in order of first use
+        :raises PromptRenderError: listing every missing, unexpected and invalid variable
         """
         variables = {} if variables is None else variables
-        missing: Dict[str, None] = {}
+        plan = self._plan()
+        texts = resolve_variables(self.id, self.version, plan, variables, allow_extra, json_variables)
         if self.template_type == TEMPLATE_TEXT:
-            out = fill(self.text or "", variables, missing)
-            if missing:
-                raise PromptRenderError(self.id, list(missing))
-            return out
-        system = [_thaw_fill(block, variables, missing) for block in self.system]
-        messages = [_thaw_fill(message, variables, missing) for message in self.messages]
-        if missing:
-            raise PromptRenderError(self.id, list(missing))
-        return {"messages": messages, "system": system}
+            return fill_text(self.text or "", texts)
+        return {"messages": [fill_json(m, texts) for m in self.messages],
+                "system": [fill_json(b, texts) for b in self.system]}
+
+    def _plan(self) -> RenderPlan:
+        plan = self._render_plan
+        if plan is None:
+            templates = [self.text or ""] if self.template_type == TEMPLATE_TEXT else json_strings((self.system, self.messages))
+            plan = RenderPlan(templates, self.input_variables, self.content.get(JSON_VARIABLES_ATTR))
+            object.__setattr__(self, "_render_plan", plan)  # a cache of immutable data: same answer from any thread
+        return plan
 
     def stale_copy(self) -> "Prompt":
-        """The same prompt flagged ``stale=True`` (shares the frozen content)."""
-        return dataclasses.replace(self, stale=True)
+        """The same prompt flagged ``stale=True``, served from memory (shares the frozen content)."""
+        return self.served_copy("fallback" if self.provenance.source == "fallback" else "l1", True)
+
+    def served_copy(self, source: str, stale: bool) -> "Prompt":
+        """The same prompt with another provenance (same ``read_at``; shares the frozen content and render plan)."""
+        return dataclasses.replace(self, stale=stale, provenance=self.provenance.with_source(source, stale))
 
 
 def is_deleted(item: Mapping[str, Any]) -> bool:
@@ -189,7 +159,7 @@ def is_deleted(item: Mapping[str, Any]) -> bool:
     return item.get(Attr.status) == STATUS_DELETED
 
 
-def prompt_from_item(item: Mapping[str, Any], min_version: int = 1) -> Prompt:
+def prompt_from_item(item: Mapping[str, Any], min_version: int = 1, provenance: Optional[Provenance] = None) -> Prompt:
     """Builds the frozen prompt of a pointer or version item (already decoded). ``min_version`` 0 admits the version
     number of a caller's fallback (``fallback.py``); every stored item has 1 or more.
 
@@ -228,6 +198,9 @@ def prompt_from_item(item: Mapping[str, Any], min_version: int = 1) -> Prompt:
         inference_config=content.get(Attr.inference_config),
         content=content,
     )
+    if provenance is not None:
+        base["provenance"] = provenance
+        base["stale"] = provenance.stale
     if template_type == TEMPLATE_TEXT:
         text = content.get(Attr.text)
         if not isinstance(text, str):

@@ -54,13 +54,15 @@ export function syncDirectory(client: DynamoDBClient, tableName: string, directo
 export interface ValidationResult {
   readonly files: number;
   readonly problems: string[];
+  /** Files that sync but serve less well (a variable before a cache point, declared variables never used). */
+  readonly warnings?: string[];
 }
 
 /** Checks a prompts-as-code directory by the rules `PromptSource.fromDirectory` applies at synth. */
 export async function validateDirectory(directory: string): Promise<ValidationResult> {
   const root = path.resolve(directory);
   if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) return { files: 0, problems: [`${directory}: not a directory`] };
-  const { files, problems } = checkPromptDirectory(root);
+  const { files, problems, warnings } = checkPromptDirectory(root);
   if (files.length === 0 && problems.length === 0) return { files: 0, problems: [`${directory}: no prompt files (.md, .yaml, .yml, .json) found`] };
-  return { files: files.length, problems: problems.map(formatProblem) };
+  return { files: files.length, problems: problems.map(formatProblem), warnings: warnings.map(formatProblem) };
 }

@@ -73,8 +73,9 @@ export function formatSyncReport(report: SyncReport): string {
 }
 
 export function formatValidation(directory: string, result: ValidationResult): string {
-  if (result.problems.length === 0) return `${printable(directory)}: ${result.files} prompt file(s), all valid.\n`;
-  return result.problems.map((line) => printable(line) + '\n').join('');
+  const warnings = (result.warnings ?? []).map((line) => `warning: ${printable(line)}\n`).join('');
+  if (result.problems.length === 0) return `${warnings}${printable(directory)}: ${result.files} prompt file(s), all valid.\n`;
+  return result.problems.map((line) => printable(line) + '\n').join('') + warnings;
 }
 
 function shortChecksum(checksum: string): string {

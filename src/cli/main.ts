@@ -9,6 +9,7 @@ import { Invocation, UsageError, parseInvocation } from './args';
 import { listPrompts, syncDirectory, validateDirectory } from './commands';
 import { formatActivation, formatAudit, formatHistory, formatRelease, formatListing, formatSyncReport, formatValidation, toJson, toSortedJson } from './format';
 import { printable, printableBlock } from './terminal';
+import { runTypes } from './types';
 import { USAGE } from './usage';
 
 export const ExitCode = {
@@ -38,6 +39,7 @@ export interface CliIo {
  * const code = await main(['activate', '--table', 'prompts', '--prompt', 'greeting', '--version', '2'], process);
  */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv[0] === 'types') return runTypes(argv.slice(1), io); // typed prompts: src/cli/types.ts
   let invocation: Invocation;
   try {
     invocation = parseInvocation(argv);

@@ -51,6 +51,8 @@ URL, signed with your AWS credentials; gated and audited):
                  LABEL serves its own version to everyone; the rollout ends.
   Each takes --reason TEXT (recorded in the audit record) and --url URL (the
   release function's URL; default: PROMPT_SERVING_RELEASE_URL).
+  types          (--directory DIR | --table TABLE) [--python]
+                 Print typed-prompt declarations (.d.ts, or .pyi with --python).
 
 Options:
   --table TABLE    name of the serving table

@@ -1,4 +1,5 @@
-import { checkPromptDirectory, formatProblem } from '../sync/sources/directory-check';
+import { scanPromptDirectory } from '../sync/sources/directory';
+import { checkPromptDirectory, formatProblem, promptFileWarnings } from '../sync/sources/directory-check';
 
 /** The prop that lets a directory with broken prompt files deploy anyway. */
 export const ALLOW_INVALID_PROP = 'allowInvalidPromptFiles';
@@ -18,4 +19,12 @@ export function checkPromptDirectoryAtSynth(dir: string, allowInvalid: boolean):
       + 'to deploy the others (each sync then reports these as failed prompts and keeps serving their last good version)');
   }
   return lines;
+}
+
+/**
+ * The warnings of the directory's prompt files (a variable before a cache point, declared variables never used), as
+ * `file: reason` lines for `Annotations.addWarningV2` at synth: they deploy, and `validate` prints the same lines.
+ */
+export function promptDirectoryWarningsAtSynth(dir: string): string[] {
+  return promptFileWarnings(dir, scanPromptDirectory(dir).files).map(formatProblem);
 }

@@ -13,10 +13,12 @@ import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter } from './l2-env';
 import { invalidLabelReason, labelCacheKey, labelItemKey, missingLabelReason, promptFromLabelItem } from './labels';
 import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
-import { isDeleted, Prompt, promptFromItem, staleCopy } from './prompt';
+import { isDeleted, Prompt, promptFromItem, servedCopy } from './prompt';
+import { OnRead, provenance, readInfo } from './provenance';
 import { logRolloutFault, RolloutState } from './rollout';
 import { Counters, newCounters, PromptClientStats } from './stats';
 import { CacheFirstReader, Loaded, Token } from './tiers';
+import type { PromptFor } from './typed';
 import { logUnavailable } from './unavailable';
 import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionKey } from '../schema/keys';
 import { compareTokens, l2EpochKey } from '../schema/l2';
@@ -62,6 +64,8 @@ export interface PreloadOptions {
 
 /** One remembered prompt, with the settled promise the hot path returns so a hit allocates nothing. */
 class Entry {
+  /** The prompt as a hit serves it (provenance `l1`), built once. */
+  readonly hit: Prompt;
   readonly resolved: Promise<Prompt>;
   /** The last read of this key failed: serve this copy at once (within the bound) while reads retry. */
   failing = false;
@@ -88,12 +92,13 @@ class Entry {
     /** The stream value's ordering token (copies from the stream only): the epoch re-validation compares it. */
     readonly token: Token | undefined,
   ) {
-    this.resolved = Promise.resolve(prompt);
+    this.hit = servedCopy(prompt, 'l1', false);
+    this.resolved = Promise.resolve(this.hit);
   }
 
-  /** This prompt flagged `stale: true`, built on first use. */
+  /** This prompt flagged `stale: true` (served from memory), built on first use. */
   get stale(): Prompt {
-    return this.staleVariant ??= staleCopy(this.prompt);
+    return this.staleVariant ??= servedCopy(this.prompt, 'l1', true);
   }
 }
 
@@ -142,6 +147,9 @@ export class PromptClient {
    * check: two poll intervals on); infinite without the watch. One number compare on the hot path.
    */
   private epochTrustedUntil = Number.POSITIVE_INFINITY;
+  /** The per-read hook (`undefined`: the read path only compares it). */
+  private readonly onRead: OnRead | undefined;
+  private onReadFailed = false;
 
   /**
    * @throws PromptServingError if no table name is given or set in the environment, or an option is out of range
@@ -151,6 +159,10 @@ export class PromptClient {
    */
   constructor(options: PromptClientOptions = {}) {
     this.options = resolveOptions(options);
+    if (options.onRead !== undefined && typeof options.onRead !== 'function') {
+      throw new PromptServingError(`onRead must be a function (info, client) => void, got ${typeof options.onRead}`);
+    }
+    this.onRead = options.onRead;
     this.prompts = new Lru(this.options.maxEntries, (entry) => this.unpin(entry));
     this.notFound = new Lru(this.options.maxEntries);
     const dynamoDB = options.dynamoDBClient ?? new DynamoDBClient({ maxAttempts: 1 });
@@ -210,8 +222,8 @@ export class PromptClient {
    * const labeled = await prompts.getPrompt('support-triage', { label: 'production', stickinessKey: userId });
    * logger.info('served', { version: labeled.version, rollout: labeled.rollout });
    */
-  getPrompt(promptId: string, options?: GetPromptOptions): Promise<Prompt> {
-    if (options?.label !== undefined) return this.getLabeled(promptId, options.label, options);
+  getPrompt<K extends string>(promptId: K, options?: GetPromptOptions): Promise<PromptFor<K>> {
+    if (options?.label !== undefined) return this.getLabeled(promptId, options.label, options) as Promise<PromptFor<K>>;
     const version = options?.version;
     // Ids are validated on the miss path only; the version check keeps an id like '#3#x' off a pinned entry.
     const entry = version === undefined ? this.prompts.get(promptId) : this.pinnedEntry(promptId, version);
@@ -219,18 +231,38 @@ export class PromptClient {
     if (entry !== undefined && entry.expiresAt > now && entry.version === version && !entry.invalidated) {
       if (now <= this.epochTrustedUntil || version !== undefined) {
         this.counters.hits++;
-        return entry.resolved;
+        if (this.onRead !== undefined) this.reportRead(entry.hit, version);
+        return entry.resolved as Promise<PromptFor<K>>;
       }
-      return this.afterEpochCheck(promptId, options);
+      return this.afterEpochCheck(promptId, options) as Promise<PromptFor<K>>; // reports the read itself
     }
     const cached = entry?.version === version ? entry : undefined;
     const fallback = options?.fallback;
-    if (fallback === undefined) return this.miss(promptId, version, cached);
-    return this.miss(promptId, version, cached).catch((err: unknown) => {
-      if (!(err instanceof PromptStoreError)) throw err;
-      this.counters.fallbackServes++;
-      return fallbackPrompt(promptId, fallback);
-    });
+    let read = this.miss(promptId, version, cached);
+    if (fallback !== undefined) {
+      read = read.catch((err: unknown) => {
+        if (!(err instanceof PromptStoreError)) throw err;
+        this.counters.fallbackServes++;
+        return fallbackPrompt(promptId, fallback);
+      });
+    }
+    return (this.onRead === undefined ? read : read.then((prompt) => {
+      this.reportRead(prompt, version);
+      return prompt;
+    })) as Promise<PromptFor<K>>;
+  }
+
+  /** Calls `onRead`; a hook that throws never fails the read (reported once on stderr). */
+  private reportRead(prompt: Prompt, requestedVersion: number | undefined): void {
+    try {
+      this.onRead!(readInfo(this.options.tableName, prompt, requestedVersion), this);
+    } catch (err) {
+      if (this.onReadFailed) return;
+      this.onReadFailed = true;
+      process.stderr.write(JSON.stringify({
+        level: 'WARN', message: `cdk-prompt-serving: the onRead hook threw (reads are served regardless; reported once): ${String((err as Error)?.message ?? err)}`,
+      }) + '\n');
+    }
   }
 
   /** `getPrompt` with a label: a fresh copy in memory (then the rollout's arm), else {@link labeledMiss}. */
@@ -471,6 +503,7 @@ export class PromptClient {
     const entry = this.prompts.get(promptId);
     if (entry !== undefined && entry.version === undefined && entry.expiresAt > Date.now() && !entry.invalidated) {
       this.counters.hits++;
+      if (this.onRead !== undefined) this.reportRead(entry.hit, undefined);
       return entry.resolved;
     }
     return this.getPrompt(promptId, options);
@@ -592,7 +625,8 @@ export class PromptClient {
       throw new PromptNotFoundError(promptId, version, loaded.item === undefined ? undefined : 'deleted');
     }
     const fetchedAt = loaded.source === 'stream' ? Date.now() : loaded.fetchedAt;
-    return this.remember(key, promptFromItem(loaded.item), version, fetchedAt, loaded.token, generation);
+    const served = provenance(loaded.source === 'table' ? 'table' : 'l2', false, loaded.fetchedAt);
+    return this.remember(key, promptFromItem(loaded.item, 1, served), version, fetchedAt, loaded.token, generation);
   }
 
   /** Everything but a fresh hit. `cached` is the expired copy of this key, if any. */
@@ -700,7 +734,7 @@ export class PromptClient {
     const held = this.prompts.get(key);
     if (held?.token !== undefined && !held.invalidated && held.expiresAt > Date.now()
       && (token === undefined || compareTokens(held.token, token) > 0)) {
-      return held.prompt; // a late load: the stream's newer value arrived meanwhile
+      return held.hit; // a late load: the stream's newer value arrived meanwhile (served from memory)
     }
     const expiresAt = version === undefined ? fetchedAt + this.options.maxAgeMs : Number.POSITIVE_INFINITY;
     const entry = new Entry(key, prompt, version, expiresAt, token);

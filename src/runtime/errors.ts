@@ -32,20 +32,63 @@ export class PromptNotFoundError extends PromptServingError {
   }
 }
 
-/** `render(variables)` was called without a value for one or more `{{placeholders}}`. */
+/**
+ * `render(variables)` was refused: a `{{placeholder}}` without a value (`missing`), a variable the prompt neither uses
+ * nor declares (`extra`, unless `allowExtra`), or a value of a type the variable does not take (`invalid`). Every
+ * problem is listed at once; nothing is filled.
+ */
 export class PromptRenderError extends PromptServingError {
   /** The prompt id. */
   readonly promptId: string;
+  /** The version number of the prompt that refused the variables (0 for a fallback). */
+  readonly version: number;
   /** Every placeholder without a value, in order of first use. */
-  readonly missingVariables: readonly string[];
+  readonly missing: readonly string[];
+  /** Every variable given that the prompt neither uses nor declares, sorted (UTF-16 code units). */
+  readonly extra: readonly string[];
+  /** Every placeholder whose value is not a string, finite number or boolean (or JSON, where opted in), in order of first use. */
+  readonly invalid: readonly string[];
 
-  constructor(promptId: string, missingVariables: readonly string[]) {
-    super(`cannot render prompt '${promptId}': missing variable${missingVariables.length > 1 ? 's' : ''} `
-      + missingVariables.map((v) => `'${v}'`).join(', '));
+  constructor(promptId: string, version: number, missing: readonly string[], extra: readonly string[] = [], invalid: readonly string[] = []) {
+    super(renderErrorMessage(promptId, version, missing, extra, invalid));
     this.name = 'PromptRenderError';
     this.promptId = promptId;
-    this.missingVariables = missingVariables;
+    this.version = version;
+    this.missing = missing;
+    this.extra = extra;
+    this.invalid = invalid;
   }
+
+  /** Same as `missing` (the name before strict rendering). */
+  get missingVariables(): readonly string[] {
+    return this.missing;
+  }
+}
+
+/** `cannot render prompt 'x' version 3: missing variables 'a', 'b'; unexpected variable 'c'; invalid value for 'd' (…)`. */
+function renderErrorMessage(
+  promptId: string, version: number, missing: readonly string[], extra: readonly string[], invalid: readonly string[],
+): string {
+  const list = (names: readonly string[]) => names.map(showName).join(', ');
+  const s = (names: readonly string[]) => (names.length > 1 ? 's' : '');
+  const parts: string[] = [];
+  if (missing.length > 0) parts.push(`missing variable${s(missing)} ${list(missing)}`);
+  if (extra.length > 0) parts.push(`unexpected variable${s(extra)} ${list(extra)} (not in the template nor declared)`);
+  if (invalid.length > 0) {
+    parts.push(`invalid value${s(invalid)} for ${list(invalid)} (a value is a string, a finite number or a boolean; `
+      + 'any JSON value only for a name in json_variables)');
+  }
+  return `cannot render prompt ${showName(promptId)} version ${version}: ${parts.join('; ')}`;
+}
+
+/** A name as error messages show it: `'name'`, with every code unit outside printable ASCII (and `'`, `\`) as `\uXXXX`. */
+export function showName(name: string): string {
+  let out = '';
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    out += c >= 0x20 && c < 0x7f && c !== 0x5c && c !== 0x27 ? name[i] : `\\u${c.toString(16).padStart(4, '0')}`;
+  }
+  return `'${out}'`;
 }
 
 /**

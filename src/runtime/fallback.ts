@@ -2,7 +2,8 @@
  * A caller-supplied prompt `getPrompt` returns only when nothing can be read: the table fails (down,
  * throttled past the retries, timed out), the L2 has no copy and memory holds none within `staleIfErrorSeconds`.
  */
-import { Prompt, promptFromItem, staleCopy } from './prompt';
+import { Prompt, promptFromItem } from './prompt';
+import { provenance } from './provenance';
 import { checksum, JsonValue, PromptContent } from '../schema/checksum';
 import { Attr, CURRENT, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
 import { templateVariables } from '../schema/template';
@@ -30,7 +31,7 @@ export function fallbackPrompt(promptId: string, fallback: PromptFallback): Prom
     ...(fallback.modelId !== undefined ? { model_id: fallback.modelId } : {}),
     ...(fallback.inferenceConfig !== undefined ? { inference_config: { ...fallback.inferenceConfig } } : {}),
   } as PromptContent;
-  return staleCopy(promptFromItem({
+  return promptFromItem({
     ...content, [Attr.promptId]: promptId, [Attr.version]: CURRENT, [Attr.versionNumber]: 0, [Attr.checksum]: checksum(content),
-  }, 0));
+  }, 0, provenance('fallback', true, Date.now()));
 }

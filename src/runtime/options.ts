@@ -5,6 +5,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptServingError } from './errors';
 import type { PromptCacheL2 } from './l2';
+import type { OnRead } from './provenance';
 import { Env } from '../schema/env';
 
 /** Default of every numeric option; each can be overridden by its variable in `EnvVars`. */
@@ -139,6 +140,13 @@ export interface PromptClientOptions {
    * @default 500 (`PROMPT_SERVING_EPOCH_POLL_INTERVAL_MS`)
    */
   readonly epochPollIntervalMs?: number;
+  /**
+   * Called once per successful `getPrompt` with where the prompt came from (`source`: `l1`, `l2`, `table`,
+   * `fallback`), whether it is stale, its age and version. Helpers: `logReads()`, `emfReadMetrics().onRead`,
+   * `otelReadAttributes()`, `combineReadHooks(…)`. An exception it throws never fails the read.
+   * @default - no hook (a cached read costs nothing extra)
+   */
+  readonly onRead?: OnRead;
 }
 
 /** Options with every default applied, times in milliseconds. */

@@ -1,13 +1,14 @@
 /**
- * The prompt object `getPrompt` returns: built once per table read, deeply frozen, shared by every caller.
+ * The prompt object `getPrompt` returns: built once per table read (with its in-memory and stale variants, which
+ * differ only in `provenance` and share the frozen content), deeply frozen, shared by every caller.
  */
-import { PromptRenderError, PromptStoreError } from './errors';
-import { JsonValue, PromptContent, contentOf, setOwn } from '../schema/checksum';
+import { PromptStoreError } from './errors';
+import { Provenance, provenance as newProvenance, ReadSource } from './provenance';
+import { fillJson, fillText, jsonStrings, PromptVariables, RenderOptions, renderPlan, resolveVariables } from './render';
+import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
 import { Attr, MAX_VERSION_NUMBER, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
-import { TEMPLATE_VARIABLE } from '../schema/template';
 
-/** Values for `{{placeholders}}`; a missing, `undefined` or `null` value is a missing variable. */
-export type PromptVariables = Readonly<Record<string, string | number | boolean | null | undefined>>;
+export type { PromptVariables, RenderOptions } from './render';
 
 /** What a CHAT prompt renders to: the same shapes as stored (Bedrock Converse `messages` and `system`). */
 export interface RenderedChat {
@@ -48,6 +49,8 @@ export interface PromptBase {
    * serving that version's content until it is moved. Always `false` for `CURRENT` and exact versions.
    */
   readonly sourceDeleted: boolean;
+  /** Where this copy came from (`l1`, `l2`, `table`, `fallback`), whether stale, and how old (`provenance.ts`). */
+  readonly provenance: Provenance;
 }
 
 /** Which arm of a label's rollout a read served (`prompt.rollout`). */
@@ -70,12 +73,13 @@ export interface TextPrompt extends PromptBase {
   /** The template. */
   readonly text: string;
   /**
-   * Fills every `{{name}}` of the template.
-   * @throws PromptRenderError naming every placeholder without a value
+   * Fills every `{{name}}` of the template. Strict: every placeholder needs a string, number or boolean value, and a
+   * variable the prompt neither uses nor declares is refused unless `{ allowExtra: true }` (see `render.ts`).
+   * @throws PromptRenderError listing every missing, unexpected and invalid variable
    * @example
    * const text = prompt.render({ customer: 'Ana', topic: 'billing' });
    */
-  render(variables?: PromptVariables): string;
+  render(variables?: PromptVariables, options?: RenderOptions): string;
 }
 
 /** A conversation prompt (`template_type = CHAT`). */
@@ -86,13 +90,15 @@ export interface ChatPrompt extends PromptBase {
   /** System prompt blocks (`system`), e.g. `[{ text: 'You are …' }]`; empty if none. */
   readonly system: readonly JsonValue[];
   /**
-   * Fills every `{{name}}` in every string of `messages` and `system`; returns new arrays.
-   * @throws PromptRenderError naming every placeholder without a value
+   * Fills every `{{name}}` in every string of `messages` and `system`; returns new arrays. Blocks without a variable
+   * (and `cachePoint` blocks) come out unchanged, keys in the stored order, so everything before the first variable
+   * serialises byte-identically from render to render (Bedrock's prompt cache hits). Strict as `TextPrompt.render`.
+   * @throws PromptRenderError listing every missing, unexpected and invalid variable
    * @example
    * const { messages, system } = prompt.render({ question });
    * await bedrock.send(new ConverseCommand({ modelId: prompt.modelId, messages, system }));
    */
-  render(variables?: PromptVariables): RenderedChat;
+  render(variables?: PromptVariables, options?: RenderOptions): RenderedChat;
 }
 
 /** A served prompt; narrow on `templateType` to get the matching `render` result. */
@@ -107,7 +113,9 @@ export function isDeleted(item: Record<string, unknown>): boolean {
  * Builds the frozen prompt for a pointer or version item; throws `PromptStoreError` if it breaks the contract.
  * `minVersion` 0 is for the caller's fallback only (served as version 0); a stored item starts at 1.
  */
-export function promptFromItem(item: Record<string, unknown>, minVersion = 1): Prompt {
+export function promptFromItem(
+  item: Record<string, unknown>, minVersion = 1, source: Provenance = newProvenance('table', false, Date.now()),
+): Prompt {
   const id = String(item[Attr.promptId]);
   const malformed = (what: string) =>
     new PromptStoreError(`item ${id}/${String(item[Attr.version])} breaks the wire contract: ${what}`);
@@ -135,28 +143,34 @@ export function promptFromItem(item: Record<string, unknown>, minVersion = 1): P
   };
   if (templateType === TEMPLATE_TEXT) {
     if (typeof content.text !== 'string') throw malformed(`TEXT prompt without ${Attr.text}`);
-    return new ServedTextPrompt(base, content.text, false);
+    return new ServedTextPrompt(base, content.text, source);
   }
   if (templateType === TEMPLATE_CHAT) {
     if (!Array.isArray(content.messages)) throw malformed(`CHAT prompt without ${Attr.messages}`);
-    return new ServedChatPrompt(base, content.messages, Array.isArray(content.system) ? content.system : Object.freeze([]), false);
+    return new ServedChatPrompt(base, content.messages, Array.isArray(content.system) ? content.system : Object.freeze([]), source);
   }
   throw malformed(`unknown ${Attr.templateType} ${JSON.stringify(templateType)}`);
 }
 
-/** The same prompt flagged `stale: true` (shares the frozen content). */
+/** The same prompt flagged `stale: true`, served from memory (shares the frozen content). */
 export function staleCopy(prompt: Prompt): Prompt {
-  return prompt.templateType === TEMPLATE_TEXT
-    ? new ServedTextPrompt(prompt, prompt.text, true)
-    : new ServedChatPrompt(prompt, prompt.messages, prompt.system, true);
+  return servedCopy(prompt, prompt.provenance.source === 'fallback' ? 'fallback' : 'l1', true);
 }
 
-/** The same prompt as served for a label: `label`, `rollout` and `sourceDeleted` set (shares the frozen content). */
+/** The same prompt as served for a label: `label`, `rollout` and `sourceDeleted` set (shares the frozen content and provenance). */
 export function servedForLabel(prompt: Prompt, label: string, rollout: PromptRollout | undefined, sourceDeleted: boolean): Prompt {
   const base: Base = { ...baseOf(prompt), label, rollout: rollout === undefined ? undefined : Object.freeze({ ...rollout }), sourceDeleted };
   return prompt.templateType === TEMPLATE_TEXT
-    ? new ServedTextPrompt(base, prompt.text, prompt.stale)
-    : new ServedChatPrompt(base, prompt.messages, prompt.system, prompt.stale);
+    ? new ServedTextPrompt(base, prompt.text, prompt.provenance)
+    : new ServedChatPrompt(base, prompt.messages, prompt.system, prompt.provenance);
+}
+
+/** The same prompt with another provenance (same `readAt`; shares the frozen content). */
+export function servedCopy(prompt: Prompt, source: ReadSource, stale: boolean): Prompt {
+  const p = newProvenance(source, stale, prompt.provenance.readAt);
+  return prompt.templateType === TEMPLATE_TEXT
+    ? new ServedTextPrompt(prompt, prompt.text, p)
+    : new ServedChatPrompt(prompt, prompt.messages, prompt.system, p);
 }
 
 function baseOf(p: PromptBase): Base {
@@ -174,7 +188,7 @@ function baseOf(p: PromptBase): Base {
   };
 }
 
-type Base = Omit<PromptBase, 'stale'>;
+type Base = Omit<PromptBase, 'stale' | 'provenance'>;
 
 /** What both template types share: copied from the item once, then read by every caller. */
 abstract class ServedPrompt implements PromptBase {
@@ -188,8 +202,10 @@ abstract class ServedPrompt implements PromptBase {
   readonly label: string | undefined;
   readonly rollout: PromptRollout | undefined;
   readonly sourceDeleted: boolean;
+  readonly stale: boolean;
 
-  constructor(base: Base, readonly stale: boolean) {
+  constructor(base: Base, readonly provenance: Provenance) {
+    this.stale = provenance.stale;
     this.id = base.id;
     this.version = base.version;
     this.checksum = base.checksum;
@@ -206,56 +222,28 @@ abstract class ServedPrompt implements PromptBase {
 class ServedTextPrompt extends ServedPrompt implements TextPrompt {
   readonly templateType = TEMPLATE_TEXT;
 
-  constructor(base: Base, readonly text: string, stale: boolean) {
-    super(base, stale);
+  constructor(base: Base, readonly text: string, source: Provenance) {
+    super(base, source);
   }
 
-  render(variables: PromptVariables = {}): string {
-    const missing = new Set<string>();
-    const out = fill(this.text, variables, missing);
-    if (missing.size > 0) throw new PromptRenderError(this.id, [...missing]);
-    return out;
+  render(variables: PromptVariables = {}, options?: RenderOptions): string {
+    const plan = renderPlan(this.content, () => [this.text], this.inputVariables);
+    return fillText(this.text, resolveVariables(this.id, this.version, plan, variables, options));
   }
 }
 
 class ServedChatPrompt extends ServedPrompt implements ChatPrompt {
   readonly templateType = TEMPLATE_CHAT;
 
-  constructor(base: Base, readonly messages: readonly JsonValue[], readonly system: readonly JsonValue[], stale: boolean) {
-    super(base, stale);
+  constructor(base: Base, readonly messages: readonly JsonValue[], readonly system: readonly JsonValue[], source: Provenance) {
+    super(base, source);
   }
 
-  render(variables: PromptVariables = {}): RenderedChat {
-    const missing = new Set<string>();
-    const system = this.system.map((block) => fillJson(block, variables, missing));
-    const messages = this.messages.map((message) => fillJson(message, variables, missing));
-    if (missing.size > 0) throw new PromptRenderError(this.id, [...missing]);
-    return { messages, system };
+  render(variables: PromptVariables = {}, options?: RenderOptions): RenderedChat {
+    const plan = renderPlan(this.content, () => jsonStrings([this.system, this.messages]), this.inputVariables);
+    const texts = resolveVariables(this.id, this.version, plan, variables, options);
+    return { messages: this.messages.map((m) => fillJson(m, texts)), system: this.system.map((b) => fillJson(b, texts)) };
   }
-}
-
-/** Replaces each `{{name}}` in one pass (values are not scanned again); records names without a value. */
-function fill(template: string, variables: PromptVariables, missing: Set<string>): string {
-  return template.replace(TEMPLATE_VARIABLE, (placeholder: string, name: string) => {
-    const value = Object.hasOwn(variables, name) ? variables[name] : undefined;
-    if (value === undefined || value === null) {
-      missing.add(name);
-      return placeholder;
-    }
-    return String(value);
-  });
-}
-
-/** `fill` applied to every string of a JSON value; returns a new, unfrozen value. */
-function fillJson(value: JsonValue, variables: PromptVariables, missing: Set<string>): JsonValue {
-  if (typeof value === 'string') return fill(value, variables, missing);
-  if (Array.isArray(value)) return value.map((v) => fillJson(v, variables, missing));
-  if (value !== null && typeof value === 'object') {
-    const out: { [key: string]: JsonValue } = {};
-    for (const [k, v] of Object.entries(value)) setOwn(out, k, fillJson(v, variables, missing));
-    return out;
-  }
-  return value;
 }
 
 /** Freezes a decoded item's content so one caller cannot change what the next one is served. */

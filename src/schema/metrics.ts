@@ -47,3 +47,23 @@ export const InvalidationMetric = {
   writeThroughDrops: 'WriteThroughDrops',
   writeThroughFailures: 'WriteThroughFailures',
 } as const;
+
+/**
+ * The read-provenance metrics of the runtime clients' EMF helper (`emfReadMetrics` / `emf_read_metrics`): one EMF line
+ * per flush interval, namespace {@link READER_METRICS_NAMESPACE}, dimension `TableName`, unit Count. The construct's
+ * dashboard graphs them and its `readerFallbackAlarm` watches `ReaderServedFallback`.
+ * - `ReaderServedL1` / `ReaderServedL2` / `ReaderServedTable`: reads answered by each tier.
+ * - `ReaderServedFallback`: reads answered with the caller's fallback (nothing could be read).
+ * - `ReaderServedStale`: reads answered with a copy past `maxAgeSeconds` (any tier).
+ * - `ReaderTableReads`: `GetItem` calls the client made (prompts and catalog; the client's `storeReads`).
+ * - `ReaderL2Errors`: L2 calls that failed or timed out (the client's `l2Errors`).
+ */
+export const ReaderReadMetric = {
+  servedL1: 'ReaderServedL1',
+  servedL2: 'ReaderServedL2',
+  servedTable: 'ReaderServedTable',
+  servedFallback: 'ReaderServedFallback',
+  servedStale: 'ReaderServedStale',
+  tableReads: 'ReaderTableReads',
+  l2Errors: 'ReaderL2Errors',
+} as const;

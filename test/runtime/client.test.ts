@@ -115,7 +115,8 @@ describe('getPrompt', () => {
     // THEN
     expect(current).toMatchObject({ version: 2, text: 'v2 {{q}}' });
     expect(first).toMatchObject({ version: 1, text: 'v1 {{q}}', stale: false });
-    expect(again).toBe(first);
+    expect(again.content).toBe(first.content); // the same frozen copy, served from memory (provenance l1)
+    expect(again.provenance.source).toBe('l1');
     expect(keys.filter((k) => k === 'faq/v000001')).toHaveLength(1);
     await expect(prompts.getPrompt('faq', { version: 3 })).rejects.toThrow(PromptNotFoundError);
     await deleteTable(admin, table);

@@ -65,8 +65,9 @@ test('TEXT: throws PromptRenderError naming every missing variable', async () =>
   // THEN
   expect(error).toBeInstanceOf(PromptRenderError);
   expect(error.name).toBe('PromptRenderError');
-  expect(error.message).toBe("cannot render prompt 'text': missing variables 'order.id', 'days'");
+  expect(error.message).toBe("cannot render prompt 'text' version 1: missing variables 'order.id', 'days'");
   expect(error.missingVariables).toEqual(['order.id', 'days']);
+  expect(error.version).toBe(1);
 });
 
 test('TEXT: inherited object properties are not values', async () => {
@@ -109,4 +110,45 @@ test('served prompts are frozen: one caller cannot change what the next is serve
   // THEN
   expect(() => { (prompt.messages as unknown[]).push('x'); }).toThrow(TypeError);
   expect(() => { (prompt.system[0] as { text: string }).text = 'x'; }).toThrow(TypeError);
+});
+
+describe('values JSON cannot carry (the fixtures cannot either)', () => {
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  class Custom { readonly x = 1; }
+  test.each([
+    ['NaN', Number.NaN], ['Infinity', Number.POSITIVE_INFINITY], ['-Infinity', Number.NEGATIVE_INFINITY], ['a bigint', BigInt(1)],
+    ['a function', () => 'x'], ['a symbol', Symbol('x')], ['a Date', new Date(0)], ['a Map', new Map()], ['an object', { k: 1 }],
+    ['an array', [1]], ['a class instance', new Custom()],
+  ])('%s is an invalid value', async (_what, value) => {
+    // GIVEN
+    const prompt = await text();
+    // WHEN
+    // `as never`: what untyped code (or a cast) can pass; the type refuses it at compile time
+    const error = thrown(() => prompt.render({ 'name': value as never, 'order.id': 'A', 'days': 1 }));
+    // THEN
+    expect(error.invalid).toEqual(['name']);
+    expect(error.missing).toEqual([]);
+  });
+
+  test.each([
+    ['NaN inside', { x: Number.NaN }], ['a Date inside', { d: new Date(0) }], ['a cycle', cycle], ['a class instance', new Custom()],
+    ['a function inside', [() => 1]],
+  ])('%s: invalid even for a JSON variable', async (_what, value) => {
+    // GIVEN
+    const prompt = await text();
+    // WHEN
+    const error = thrown(() => prompt.render({ 'name': value as never, 'order.id': 'A', 'days': 1 }, { jsonVariables: ['name'] }));
+    // THEN
+    expect(error.invalid).toEqual(['name']);
+  });
+
+  test('a JSON variable with an undefined member drops it (as JSON.stringify does)', async () => {
+    // GIVEN
+    const prompt = await text();
+    // WHEN
+    const out = prompt.render({ 'name': { b: 1, a: undefined } as never, 'order.id': 'A', 'days': 1 }, { jsonVariables: ['name'] });
+    // THEN
+    expect(out).toBe('Dear {"b":1}, your order A ships in 1 days. {"b":1}!');
+  });
 });

@@ -109,7 +109,7 @@ test('a prompt changed by the sync: the cached copy before maxAgeSeconds, the ne
   expect(v2Checksum).not.toBe(v1.checksum);
   // AND just before maxAgeSeconds the cached copy is served from memory, fresh
   at(MAX_AGE_MS - 1);
-  await expect(watched.prompts.getPrompt('summary')).resolves.toBe(v1);
+  await expect(watched.prompts.getPrompt('summary')).resolves.toMatchObject({ checksum: v1.checksum, stale: false, provenance: { source: 'l1' } });
   expect(v1).toMatchObject({ version: 1, stale: false });
   expect(watched.reads('summary')).toBe(1);
   // AND from maxAgeSeconds on, the old copy is returned at once, flagged stale, while one background read refreshes it
@@ -146,7 +146,7 @@ test('a prompt deleted at the source is not found once maxAgeSeconds + staleWhil
   expect(report).toMatchObject({ deleted: 1, deletedIds: ['retired'], catalogUpdated: true });
   // AND before maxAgeSeconds the cached copy is still served
   at(MAX_AGE_MS - 1);
-  await expect(atBound.prompts.getPrompt('retired')).resolves.toBe(v1);
+  await expect(atBound.prompts.getPrompt('retired')).resolves.toMatchObject({ checksum: v1.checksum, stale: false, provenance: { source: 'l1' } });
   // AND up to the end of the stale-while-revalidate window the old copy may be returned, flagged stale
   at(CHANGE_BOUND_MS - 1);
   await expect(lastStale.prompts.getPrompt('retired')).resolves.toMatchObject({ version: 1, stale: true });

@@ -10,7 +10,8 @@
  * can run while a CDK app is constructed.
  */
 import { checksum } from '../../schema';
-import { contentProblem, pointerItem, sizeProblem } from '../content';
+import { cachePointWarnings, variableDisagreement } from '../../schema/template';
+import { contentProblem, pointerItem, sizeProblem, variablesUsed } from '../content';
 import { readPromptFiles, scanPromptDirectory } from './directory';
 
 /** One problem in one prompt file. */
@@ -31,12 +32,39 @@ const WORST_CASE_METADATA = {
   sourceReadAt: '2000-01-01T00:00:00.000000Z',
 };
 
-/** The prompt files of `root` (see `scanPromptDirectory`) and every problem of the directory, in file order. */
-export function checkPromptDirectory(root: string): { files: string[]; problems: PromptFileProblem[] } {
+/**
+ * The prompt files of `root` (see `scanPromptDirectory`), every problem of the directory, and the warnings about files
+ * that sync but serve less well than they could ({@link promptFileWarnings}), each in file order.
+ */
+export function checkPromptDirectory(root: string): { files: string[]; problems: PromptFileProblem[]; warnings: PromptFileProblem[] } {
   const scan = scanPromptDirectory(root);
   const problems = [...scan.problems.map(({ file, reason }) => ({ file, reason })), ...checkPromptFiles(root, scan.files)];
-  return { files: scan.files, problems: problems.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)) };
+  return { files: scan.files, problems: problems.sort(byFile), warnings: promptFileWarnings(root, scan.files) };
 }
+
+/**
+ * Warnings about prompt files that sync: a CHAT prompt with a variable before a cache point (Bedrock's prompt cache
+ * misses whenever the variable changes: `cachePointWarnings`), and declared `variables` the template never uses
+ * (accepted by `render`, never required: a typo, or a leftover). Files with problems are left to `checkPromptFiles`.
+ */
+export function promptFileWarnings(root: string, files: readonly string[]): PromptFileProblem[] {
+  const warnings: PromptFileProblem[] = [];
+  for (const { file, prompt } of readPromptFiles(root, files).prompts) {
+    for (const reason of cachePointWarnings(prompt.content)) warnings.push({ file, reason });
+    const declared = Array.isArray(prompt.content.input_variables) ? prompt.content.input_variables : [];
+    const { unused } = variableDisagreement(declared, variablesUsed(prompt.content));
+    if (unused.length > 0) {
+      warnings.push({
+        file,
+        reason: `\`variables\` declares ${unused.map((n) => `'${n}'`).join(', ')} but the template never uses `
+          + `${unused.length > 1 ? 'them' : 'it'} (render accepts ${unused.length > 1 ? 'them' : 'it'} without requiring ${unused.length > 1 ? 'them' : 'it'})`,
+      });
+    }
+  }
+  return warnings.sort(byFile);
+}
+
+const byFile = (a: PromptFileProblem, b: PromptFileProblem) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0);
 
 /**
  * Every problem of the prompt files `files` (POSIX paths relative to `root`), in file order; an empty list

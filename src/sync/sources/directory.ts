@@ -2,6 +2,10 @@
  * Prompts-as-code: a directory of prompt files shipped with the CDK app (see README "Prompts as code").
  *
  * - `*.md`: optional YAML front matter between `---` lines; the body is the TEXT template.
+ * - `variables:` (front matter, or `input_variables` / `inputVariables` in any file) declares the names the prompt takes;
+ *   every placeholder must be declared (else the file fails, naming them), and a declared name the template does not
+ *   use is a warning (`validate`, synth). Without it the declaration is the template's placeholders.
+ * - `json_variables:` lists variables that take JSON values at `render` (inserted as canonical JSON).
  * - `*.yaml` / `*.yml` / `*.json`: one prompt object in the wire contract's words (`text` or `messages`,
  *   `system`, `input_variables`, `model_id`, `inference_config`, any further keys are kept).
  * - The id is the `id` field, else the file's path below the directory without its extension
@@ -15,8 +19,12 @@ import { parse as parseYaml } from 'yaml';
 import {
   Attr, JsonValue, METADATA_ATTRIBUTES, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT, describePromptId, isPromptFile, isSkippedEntry, promptIdProblem,
 } from '../../schema';
+import { variableDisagreement } from '../../schema/template';
 import { variablesUsed } from '../content';
 import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceStats } from '../source';
+
+/** Content field of the variables that take JSON values (the runtime's `render.ts`). */
+const JSON_VARIABLES = 'json_variables';
 
 /** camelCase spellings people write, mapped to the wire contract's keys (a Map: `toString` is no alias). */
 const KEY_ALIASES: ReadonlyMap<string, string> = new Map([
@@ -25,7 +33,10 @@ const KEY_ALIASES: ReadonlyMap<string, string> = new Map([
   ['modelId', 'model_id'],
   ['inferenceConfig', 'inference_config'],
   ['inferenceConfiguration', 'inference_config'],
+  ['variables', 'input_variables'],
+  ['jsonVariables', JSON_VARIABLES],
 ]);
+
 /** UTF-8 byte order mark, as editors on Windows write it. */
 const BOM = '\ufeff';
 /** Strict UTF-8: a file that is not text fails instead of being served as replacement characters. */
@@ -229,7 +240,23 @@ function toContent(fields: Record<string, unknown>): PromptContent {
     content.messages = fields.messages.map(toMessage);
   }
   if (fields.system !== undefined) content.system = toTextBlocks(fields.system, '`system`');
-  content.input_variables ??= variablesUsed(content as PromptContent);
+  const used = variablesUsed(content as PromptContent);
+  if (content.input_variables !== undefined) {
+    const declared = content.input_variables;
+    if (!Array.isArray(declared) || declared.some((v) => typeof v !== 'string')) {
+      throw new Error('`variables` (`input_variables`) must be a list of names');
+    }
+    const { undeclared } = variableDisagreement(declared as string[], used);
+    if (undeclared.length > 0) {
+      throw new Error(`the template uses ${undeclared.map((n) => `{{${n}}}`).join(', ')} but \`variables\` does not declare `
+        + `${undeclared.length > 1 ? 'them' : 'it'}: add ${undeclared.length > 1 ? 'them' : 'it'} to \`variables\`, or fix the placeholder`);
+    }
+  }
+  const json = content[JSON_VARIABLES];
+  if (json !== undefined && (!Array.isArray(json) || json.some((v) => typeof v !== 'string'))) {
+    throw new Error('`json_variables` must be a list of names');
+  }
+  content.input_variables ??= used;
   return content as PromptContent;
 }
 

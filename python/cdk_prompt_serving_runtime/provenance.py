@@ -1,0 +1,261 @@
+"""Read provenance (``src/runtime/provenance.ts``): where each prompt a client returns came from, and the optional
+per-read hook with its helpers.
+
+Every served prompt carries ``provenance`` (``source``, ``stale``, ``read_at``, ``age_seconds``): a small immutable
+object built once per copy (the copy read from the table or L2, its in-memory variant, its stale variant), so a cached
+read allocates nothing for it. ``on_read(info, client)``, a client option, is called once per successful
+``get_prompt``; when it is not set the read path only compares it with ``None``. The helpers turn the hook into a
+structured log line, CloudWatch EMF metrics, or OpenTelemetry span attributes; ``combine_read_hooks`` runs several.
+
+Thread safety: the EMF helper sums under a lock; the others keep no state.
+"""
+import json
+import os
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Dict, NamedTuple, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import PromptClient
+
+from .schema.env import Env
+from .stats import READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE
+
+ReadSource = str
+"""The tier that answered a read: ``"l1"`` (memory), ``"l2"`` (the shared cache), ``"table"`` or ``"fallback"``."""
+
+READER_READ_METRICS = {
+    "served_l1": "ReaderServedL1",
+    "served_l2": "ReaderServedL2",
+    "served_table": "ReaderServedTable",
+    "served_fallback": "ReaderServedFallback",
+    "served_stale": "ReaderServedStale",
+    "table_reads": "ReaderTableReads",
+    "l2_errors": "ReaderL2Errors",
+}
+"""The EMF helper's metric names (``ReaderReadMetric`` in ``src/schema/metrics.ts``), in the order they are written."""
+
+
+class Provenance:
+    """Where a served prompt came from. Immutable."""
+
+    __slots__ = ("source", "stale", "read_at", "_clock")
+
+    source: str
+    """The tier that answered the read that returned this prompt: ``l1``, ``l2``, ``table`` or ``fallback``."""
+    stale: bool
+    """``True`` when the copy is past ``max_age_seconds`` (stale-while-revalidate, stale-if-error) or a fallback."""
+    read_at: float
+    """When this copy was read from its source (epoch seconds; for an L2 fill, the reader's table read behind it)."""
+    _clock: Callable[[], float]
+
+    def __init__(self, source: str, stale: bool, read_at: float, clock: Callable[[], float] = time.time) -> None:
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "stale", stale)
+        object.__setattr__(self, "read_at", read_at)
+        object.__setattr__(self, "_clock", clock)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("provenance is immutable")
+
+    @property
+    def age_seconds(self) -> float:
+        """Seconds from ``read_at`` to now (computed when read; never negative)."""
+        return max(0.0, self._clock() - self.read_at)
+
+    def with_source(self, source: str, stale: bool) -> "Provenance":
+        return Provenance(source, stale, self.read_at, self._clock)
+
+    def __repr__(self) -> str:
+        return f"Provenance(source={self.source!r}, stale={self.stale!r}, read_at={self.read_at!r})"
+
+
+class ReadInfo(NamedTuple):
+    """What ``on_read`` receives for each successful ``get_prompt`` (built only when a hook is set). Immutable (a
+    named tuple: cheap to build on every read)."""
+
+    table_name: str
+    prompt_id: str
+    version: int
+    """The version number served (0 for a fallback)."""
+    requested_version: Optional[int]
+    """The exact version asked for; ``None`` for CURRENT."""
+    checksum: str
+    source: str
+    stale: bool
+    age_seconds: float
+
+
+OnRead = Callable[[ReadInfo, "PromptClient"], None]
+"""Called once per successful read; an exception it raises is logged once and never fails the read."""
+
+
+def read_info(table_name: str, prompt: Any, requested_version: Optional[int]) -> ReadInfo:
+    p = prompt.provenance
+    return ReadInfo(table_name, prompt.id, prompt.version, requested_version, prompt.checksum, p.source, p.stale,
+                    p.age_seconds)
+
+
+def combine_read_hooks(*hooks: Optional[OnRead]) -> OnRead:
+    """Runs each hook in turn (a ``None`` is skipped, so optional helpers compose)."""
+    chosen = [h for h in hooks if h is not None]
+
+    def on_read(info: ReadInfo, client: "PromptClient") -> None:
+        for hook in chosen:
+            hook(info, client)
+
+    return on_read
+
+
+def _stdout(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def log_reads(*, write: Optional[Callable[[str], None]] = None, level: str = "INFO") -> OnRead:
+    """A hook that writes one structured JSON line per read (on stdout by default, unprefixed so CloudWatch parses it):
+    ``{"level": "INFO", "message": "prompt read", "promptId": ..., "version": ..., "source": ..., "stale": ...,
+    "ageSeconds": ..., "checksum": ...}`` (the Node helper's fields, word for word).
+
+    Example::
+
+        prompts = PromptClient(on_read=log_reads())
+    """
+    out = write or _stdout
+
+    def on_read(info: ReadInfo, client: "PromptClient") -> None:
+        line: Dict[str, Any] = {
+            "level": level, "message": "prompt read", "promptId": info.prompt_id, "version": info.version,
+            "source": info.source, "stale": info.stale, "ageSeconds": round(info.age_seconds, 3), "checksum": info.checksum,
+        }
+        if info.requested_version is not None:
+            line["requestedVersion"] = info.requested_version
+        out(json.dumps(line, ensure_ascii=False))
+
+    return on_read
+
+
+class EmfReadMetrics:
+    """CloudWatch Embedded Metric Format metrics of the reads (``READER_READ_METRICS``): reads served by each tier,
+    stale and fallback serves, table reads and L2 errors (from the client's ``stats()``), summed in memory and written
+    as one EMF line per ``flush_interval_seconds`` (at the first read after it) and by ``flush()``.
+
+    Example::
+
+        metrics = emf_read_metrics()
+        prompts = PromptClient(on_read=metrics.on_read)
+    """
+
+    def __init__(self, *, flush_interval_seconds: float = 60, table_name: Optional[str] = None,
+                 namespace: str = READER_METRICS_NAMESPACE, write: Optional[Callable[[str], None]] = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._interval = flush_interval_seconds
+        self._write = write or _stdout
+        self._namespace = namespace
+        self._fixed_table = table_name
+        self._table = table_name or os.environ.get(Env.table_name, "")
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._counts = _counts()
+        self._client: Optional["PromptClient"] = None
+        self._base: Optional[Any] = None
+        self._last_flush = clock()
+
+    def on_read(self, info: ReadInfo, client: "PromptClient") -> None:
+        due = False
+        with self._lock:
+            if self._client is not client:
+                self._client = client
+                self._base = client.stats()
+                if self._fixed_table is None:
+                    self._table = info.table_name
+            c = self._counts
+            c["reads"] += 1
+            c[info.source] += 1
+            if info.stale and info.source != "fallback":
+                c["stale"] += 1
+            due = self._clock() - self._last_flush >= self._interval
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        """Writes one EMF line with the counts since the last one (nothing if there were no reads)."""
+        with self._lock:
+            self._last_flush = self._clock()
+            stats = self._client.stats() if self._client is not None else None
+            table_reads = l2_errors = 0
+            if stats is not None and self._base is not None:
+                table_reads = stats["store_reads"] - self._base["store_reads"]
+                l2_errors = stats["l2_errors"] - self._base["l2_errors"]
+            if stats is not None:
+                self._base = stats
+            c = self._counts
+            if c["reads"] == 0 and table_reads == 0 and l2_errors == 0:
+                return
+            self._counts = _counts()
+            values = dict(zip(READER_READ_METRICS.values(), (
+                c["l1"], c["l2"], c["table"], c["fallback"], c["stale"], table_reads, l2_errors)))
+            line = {
+                "_aws": {
+                    "Timestamp": int(self._last_flush * 1000),
+                    "CloudWatchMetrics": [{
+                        "Namespace": self._namespace,
+                        "Dimensions": [[READER_METRICS_DIMENSION]],
+                        "Metrics": [{"Name": name, "Unit": "Count"} for name in values],
+                    }],
+                },
+                READER_METRICS_DIMENSION: self._table,
+                **values,
+            }
+        self._write(json.dumps(line))
+
+
+def _counts() -> Dict[str, int]:
+    return {"reads": 0, "l1": 0, "l2": 0, "table": 0, "fallback": 0, "stale": 0}
+
+
+def emf_read_metrics(*, flush_interval_seconds: float = 60, table_name: Optional[str] = None,
+                     namespace: str = READER_METRICS_NAMESPACE,
+                     write: Optional[Callable[[str], None]] = None) -> EmfReadMetrics:
+    """The EMF helper (:class:`EmfReadMetrics`); pass its ``on_read`` to the client."""
+    return EmfReadMetrics(flush_interval_seconds=flush_interval_seconds, table_name=table_name, namespace=namespace,
+                          write=write)
+
+
+def otel_read_attributes(load: Optional[Callable[[], Any]] = None) -> Optional[OnRead]:
+    """A hook that sets ``gen_ai.prompt.name``, ``gen_ai.prompt.version``, ``prompt.source``, ``prompt.stale`` and
+    ``prompt.age_seconds`` on the current OpenTelemetry span of each read, or ``None`` when ``opentelemetry-api``
+    cannot be imported (it is never a dependency of this package). Pass the result straight to the client: ``None``
+    leaves the hook unset.
+
+    Example::
+
+        prompts = PromptClient(on_read=otel_read_attributes())
+    """
+    try:
+        trace = load() if load is not None else _import_trace()
+    except ImportError:
+        return None
+    get_span = getattr(trace, "get_current_span", None)
+    if not callable(get_span):
+        return None
+
+    def on_read(info: ReadInfo, client: "PromptClient") -> None:
+        span = get_span()
+        if span is not None and span.is_recording():
+            span.set_attributes({
+                "gen_ai.prompt.name": info.prompt_id,
+                "gen_ai.prompt.version": info.version,
+                "prompt.source": info.source,
+                "prompt.stale": info.stale,
+                "prompt.age_seconds": info.age_seconds,
+            })
+
+    return on_read
+
+
+def _import_trace() -> Any:
+    from opentelemetry import trace  # type: ignore[import-not-found,unused-ignore]
+
+    return trace

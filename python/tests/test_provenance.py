@@ -1,0 +1,247 @@
+"""The read-provenance vectors (test/conformance/fixtures/provenance.json) against the Python client, DynamoDB Local
+behind it (the Node side: test/runtime/provenance-conformance.test.ts); then the hook's own behaviour and the helpers.
+``opentelemetry-api`` is not installed on the machines this suite was written on: the helper's absent path is tested
+for real, its present path with a stand-in ``trace`` module handed to the loader."""
+import json
+import os
+import re
+import threading
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+from cdk_prompt_serving_runtime import (
+    PromptClient, PromptFallback, ReadInfo, combine_read_hooks, emf_read_metrics, log_reads, otel_read_attributes,
+)
+from cdk_prompt_serving_runtime.provenance import EmfReadMetrics
+from services import REPO, put_items
+
+with open(os.path.join(REPO, "test", "conformance", "fixtures", "provenance.json"), encoding="utf-8") as f:
+    FIXTURE = json.load(f)
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def fail_get_items(ddb: Any) -> None:
+    """Every later GetItem fails with a 500 before reaching DynamoDB Local."""
+    from botocore.awsrequest import AWSResponse
+
+    class _Raw:
+        def stream(self, **_: Any) -> Iterator[bytes]:
+            yield b""
+
+    def before_send(request: Any, **_: Any) -> Any:
+        response = AWSResponse(request.url, 500, {"Content-Type": "application/x-amz-json-1.0"}, _Raw())
+        response._content = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "injected"}).encode()  # type: ignore[attr-defined]
+        return response
+
+    ddb.meta.events.register("before-send.dynamodb.GetItem", before_send)
+
+
+@pytest.fixture
+def items_table(ddb: Any, table: str) -> str:
+    put_items(ddb, table, FIXTURE["items"])
+    return table
+
+
+@pytest.mark.parametrize("scenario", FIXTURE["scenarios"], ids=[s["name"] for s in FIXTURE["scenarios"]])
+def test_vector(scenario: Dict[str, Any], ddb_local: Any, items_table: str, clock: Any) -> None:
+    ddb = ddb_local.client()
+    reads: List[ReadInfo] = []
+    options = {snake(k): v for k, v in scenario["options"].items()}
+    client = PromptClient(table_name=items_table, dynamodb_client=ddb, clock=clock,
+                          on_read=lambda info, _client: reads.append(info), **options)
+    for step in scenario["steps"]:
+        if "advance" in step:
+            clock.advance(step["advance"])
+        if step.get("failTable"):
+            fail_get_items(ddb)
+        if "read" not in step:
+            continue
+        fallback = PromptFallback(**step["fallback"]) if "fallback" in step else None
+        prompt = client.get_prompt(step["read"], step.get("version"), fallback=fallback)
+        want = step["expect"]
+        info = reads[-1]
+        assert (prompt.provenance.source, prompt.provenance.stale, prompt.version) == (want["source"], want["stale"], want["version"])
+        assert abs(prompt.provenance.age_seconds - want["ageSeconds"]) < 0.5
+        assert (info.table_name, info.prompt_id, info.version, info.requested_version, info.checksum, info.source, info.stale) == (
+            items_table, step["read"], want["version"], want.get("requestedVersion"), prompt.checksum, want["source"], want["stale"])
+        assert abs(info.age_seconds - want["ageSeconds"]) < 0.5
+    assert len(reads) == sum(1 for s in scenario["steps"] if "read" in s)
+    client.close()
+
+
+def test_log_line_vector() -> None:
+    lines: List[str] = []
+    i = FIXTURE["logLine"]["info"]
+    info = ReadInfo(i["tableName"], i["promptId"], i["version"], i["requestedVersion"], i["checksum"], i["source"], i["stale"], i["ageSeconds"])
+    log_reads(write=lines.append)(info, None)  # type: ignore[arg-type]
+    assert json.loads(lines[0]) == FIXTURE["logLine"]["expected"]
+
+
+def test_emf_line_vector(ddb_local: Any) -> None:
+    v = FIXTURE["emf"]
+    client = PromptClient(table_name=v["tableName"], dynamodb_client=ddb_local.client())
+    lines: List[str] = []
+    metrics = emf_read_metrics(write=lines.append)
+    for r in v["reads"]:
+        metrics.on_read(ReadInfo(v["tableName"], "p", 1, None, "c", r["source"], r["stale"], 0.0), client)
+    metrics.flush()
+    assert len(lines) == 1
+    line = json.loads(lines[0])
+    assert isinstance(line["_aws"].pop("Timestamp"), int)
+    assert line == v["expected"]
+
+
+def test_hits_return_the_same_object_and_the_hook_unset_costs_nothing(ddb_local: Any, items_table: str) -> None:
+    client = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client())
+    first = client.get_prompt("greeting")
+    a = client.get_prompt("greeting")
+    assert a is client.get_prompt("greeting")
+    assert (first.provenance.source, a.provenance.source) == ("table", "l1")
+    assert a.content is first.content
+    with pytest.raises(AttributeError):
+        a.provenance.source = "table"  # type: ignore[misc]
+
+
+def test_a_hook_that_raises_never_fails_the_read_and_is_logged_once(ddb_local: Any, items_table: str, caplog: Any) -> None:
+    def broken(info: ReadInfo, client: PromptClient) -> None:
+        raise RuntimeError("hook bug")
+
+    client = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), on_read=broken)
+    assert [client.get_prompt("greeting").version for _ in range(3)] == [2, 2, 2]
+    assert len([r for r in caplog.records if "on_read" in r.getMessage()]) == 1
+
+
+def test_emf_flushes_by_itself_after_the_interval_and_counts_table_reads(ddb_local: Any, items_table: str, clock: Any) -> None:
+    lines: List[str] = []
+    metrics = EmfReadMetrics(flush_interval_seconds=60, write=lines.append, clock=clock)
+    client = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), clock=clock, on_read=metrics.on_read,
+                          stale_while_revalidate_seconds=0)
+    client.get_prompt("greeting")
+    client.get_prompt("greeting")
+    assert lines == []
+    clock.advance(61)
+    client.get_prompt("greeting")  # expired: read from the table again, then the interval is due
+    assert len(lines) == 1
+    line = json.loads(lines[0])
+    assert (line["ReaderServedTable"], line["ReaderServedL1"], line["TableName"]) == (2, 1, items_table)
+    assert line["ReaderTableReads"] >= 1
+    metrics.flush()
+    assert len(lines) == 1  # an empty interval writes nothing
+
+
+def test_emf_counts_from_many_threads_add_up(ddb_local: Any, items_table: str) -> None:
+    lines: List[str] = []
+    metrics = emf_read_metrics(write=lines.append, flush_interval_seconds=3600)
+    client = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), on_read=metrics.on_read)
+    client.get_prompt("greeting")
+
+    def reader() -> None:
+        for _ in range(500):
+            client.get_prompt("greeting")
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    metrics.flush()
+    assert json.loads(lines[0])["ReaderServedL1"] == 4000
+
+
+def test_otel_helper_is_none_without_opentelemetry_api() -> None:
+    try:
+        import opentelemetry  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+        pytest.skip("opentelemetry-api is installed here: the absent path is covered by the loader test below")
+    except ImportError:
+        assert otel_read_attributes() is None
+
+
+def test_otel_helper_absent_by_loader_and_present_with_a_trace_module() -> None:
+    def missing() -> Any:
+        raise ImportError("No module named 'opentelemetry'")
+
+    assert otel_read_attributes(missing) is None
+
+    class Span:
+        def __init__(self) -> None:
+            self.attributes: Dict[str, Any] = {}
+
+        def is_recording(self) -> bool:
+            return True
+
+        def set_attributes(self, attributes: Dict[str, Any]) -> None:
+            self.attributes.update(attributes)
+
+    span = Span()
+
+    class Trace:
+        @staticmethod
+        def get_current_span() -> Span:
+            return span
+
+    hook = combine_read_hooks(otel_read_attributes(lambda: Trace), None)
+    hook(ReadInfo("t", "greeting", 2, None, "c", "l1", False, 1.5), None)  # type: ignore[arg-type]
+    assert span.attributes == {"gen_ai.prompt.name": "greeting", "gen_ai.prompt.version": 2, "prompt.source": "l1",
+                               "prompt.stale": False, "prompt.age_seconds": 1.5}
+
+
+def test_a_copy_served_from_the_l2_says_l2_with_the_age_of_the_table_read_behind_it(ddb_local: Any, ddb: Any, table: str,
+                                                                                     redis_secure: Any, clock: Any) -> None:
+    from test_l2 import POINTER, reader_l2
+
+    put_items(ddb, table, [POINTER])
+    first = PromptClient(table_name=table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure), clock=clock)
+    assert first.get_prompt("shared").provenance.source == "table"
+    clock.advance(7)
+    reads: List[ReadInfo] = []
+    second = PromptClient(table_name=table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure), clock=clock,
+                          on_read=lambda info, _client: reads.append(info))
+    shared = second.get_prompt("shared")
+    assert (shared.provenance.source, shared.provenance.stale) == ("l2", False)
+    assert abs(shared.provenance.age_seconds - 7) < 0.5
+    assert [(r.source, r.version) for r in reads] == [("l2", 1)]
+    assert second.get_prompt("shared").provenance.source == "l1"
+
+
+def test_an_on_read_that_is_not_callable_fails_the_client_creation() -> None:
+    from cdk_prompt_serving_runtime import PromptServingError
+
+    with pytest.raises(PromptServingError, match="on_read must be a function"):
+        PromptClient(table_name="t", on_read="log")  # type: ignore[arg-type]
+
+
+OTEL_PYTHON = os.path.join(REPO, ".tmp", "venvs", "otel", "bin", "python")
+"""A venv with opentelemetry-api and -sdk (made with ``python3 -m venv --system-site-packages .tmp/venvs/otel`` and
+``pip install opentelemetry-api opentelemetry-sdk``): the system interpreter this suite runs on has neither."""
+
+
+@pytest.mark.skipif(not os.path.exists(OTEL_PYTHON), reason="no .tmp/venvs/otel with opentelemetry-api and -sdk")
+def test_otel_helper_sets_the_attributes_on_a_real_sdk_span() -> None:
+    import subprocess
+
+    script = "\n".join([
+        "import json",
+        "from opentelemetry import trace",
+        "from opentelemetry.sdk.trace import TracerProvider",
+        "from opentelemetry.sdk.trace.export import SimpleSpanProcessor",
+        "from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter",
+        "from cdk_prompt_serving_runtime import ReadInfo, otel_read_attributes",
+        "exporter = InMemorySpanExporter()",
+        "provider = TracerProvider()",
+        "provider.add_span_processor(SimpleSpanProcessor(exporter))",
+        "trace.set_tracer_provider(provider)",
+        "hook = otel_read_attributes()",
+        "with trace.get_tracer('test').start_as_current_span('handler'):",
+        "    hook(ReadInfo('t', 'greeting', 3, None, 'c', 'l2', True, 2.5), None)",
+        "print(json.dumps({'hook': hook is not None, 'attributes': dict(exporter.get_finished_spans()[0].attributes)}))",
+    ])
+    run = subprocess.run([OTEL_PYTHON, "-c", script], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": os.path.join(REPO, "python")})
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == {"hook": True, "attributes": {
+        "gen_ai.prompt.name": "greeting", "gen_ai.prompt.version": 3, "prompt.source": "l2", "prompt.stale": True,
+        "prompt.age_seconds": 2.5}}

@@ -1,0 +1,248 @@
+/**
+ * Read provenance: where each prompt a client returns came from, and the optional per-read hook with its helpers.
+ *
+ * Every served prompt carries `provenance` (`source`, `stale`, `readAt`, `ageSeconds`): a small frozen object built
+ * once per copy (the copy read from the table or L2, its in-memory variant, its stale variant), so a cached read
+ * allocates nothing for it. `onRead(info, client)`, a client option, is called once per successful `getPrompt`; when it
+ * is not set the read path only compares it with `undefined`. The helpers below turn the hook into a structured log
+ * line, CloudWatch EMF metrics, or OpenTelemetry span attributes; `combineReadHooks` runs several.
+ */
+import { createRequire } from 'node:module';
+import type { PromptClient } from './client';
+import type { PromptClientStats } from './stats';
+import { Env } from '../schema/env';
+import { READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderReadMetric } from '../schema/metrics';
+
+/** The tier that answered a read: memory, the shared cache, the table, or the caller's fallback. */
+export type ReadSource = 'l1' | 'l2' | 'table' | 'fallback';
+
+/** Where a served prompt came from. */
+export interface Provenance {
+  /** The tier that answered the read that returned this prompt. */
+  readonly source: ReadSource;
+  /** `true` when the copy is past `maxAgeSeconds` (stale-while-revalidate, stale-if-error) or a fallback. */
+  readonly stale: boolean;
+  /**
+   * When this copy was read from its source (epoch ms): the table read behind it (for an L2 fill, the reader's table
+   * read; for a stream value, the L2 read); for a fallback, when it was served.
+   */
+  readonly readAt: number;
+  /** Seconds from `readAt` to now (computed when read; never negative). */
+  readonly ageSeconds: number;
+}
+
+/** What `onRead` receives for each successful `getPrompt` (built only when a hook is set). */
+export interface ReadInfo {
+  /** The serving table. */
+  readonly tableName: string;
+  /** The prompt id read. */
+  readonly promptId: string;
+  /** The version number served (0 for a fallback). */
+  readonly version: number;
+  /** The exact version asked for; `undefined` for CURRENT. */
+  readonly requestedVersion: number | undefined;
+  /** The served content's checksum. */
+  readonly checksum: string;
+  readonly source: ReadSource;
+  readonly stale: boolean;
+  readonly ageSeconds: number;
+}
+
+/** Called once per successful read; an exception it throws is reported once on stderr and never fails the read. */
+export type OnRead = (info: ReadInfo, client: PromptClient) => void;
+
+class ServedProvenance implements Provenance {
+  constructor(readonly source: ReadSource, readonly stale: boolean, readonly readAt: number) {
+    Object.freeze(this);
+  }
+
+  get ageSeconds(): number {
+    return Math.max(0, (Date.now() - this.readAt) / 1000);
+  }
+
+  toJSON(): Provenance {
+    return { source: this.source, stale: this.stale, readAt: this.readAt, ageSeconds: this.ageSeconds };
+  }
+}
+
+/** A provenance object (frozen). */
+export function provenance(source: ReadSource, stale: boolean, readAt: number): Provenance {
+  return new ServedProvenance(source, stale, readAt);
+}
+
+/** The per-read info of a served prompt. */
+export function readInfo(
+  tableName: string, prompt: { id: string; version: number; checksum: string; provenance: Provenance }, requestedVersion: number | undefined,
+): ReadInfo {
+  const p = prompt.provenance;
+  return {
+    tableName,
+    promptId: prompt.id,
+    version: prompt.version,
+    requestedVersion,
+    checksum: prompt.checksum,
+    source: p.source,
+    stale: p.stale,
+    ageSeconds: p.ageSeconds,
+  };
+}
+
+/** Runs each hook in turn (an `undefined` is skipped, so optional helpers compose). */
+export function combineReadHooks(...hooks: (OnRead | undefined)[]): OnRead {
+  const set = hooks.filter((h): h is OnRead => h !== undefined);
+  return (info, client) => {
+    for (const hook of set) hook(info, client);
+  };
+}
+
+/** Where a helper writes its lines (default: `process.stdout`, unprefixed, so CloudWatch parses JSON and EMF). */
+export type LineWriter = (line: string) => void;
+
+const stdout: LineWriter = (line) => { process.stdout.write(line + '\n'); };
+
+/**
+ * A hook that writes one structured JSON log line per read:
+ * `{"level":"INFO","message":"prompt read","promptId":…,"version":…,"source":…,"stale":…,"ageSeconds":…,"checksum":…}`.
+ * @example
+ * const prompts = new PromptClient({ onRead: logReads() });
+ */
+export function logReads(options: { readonly write?: LineWriter; readonly level?: string } = {}): OnRead {
+  const write = options.write ?? stdout;
+  const level = options.level ?? 'INFO';
+  return (info) => {
+    write(JSON.stringify({
+      level,
+      message: 'prompt read',
+      promptId: info.promptId,
+      version: info.version,
+      source: info.source,
+      stale: info.stale,
+      ageSeconds: Math.round(info.ageSeconds * 1000) / 1000,
+      checksum: info.checksum,
+      ...(info.requestedVersion !== undefined ? { requestedVersion: info.requestedVersion } : {}),
+    }));
+  };
+}
+
+/** Options of {@link emfReadMetrics}. */
+export interface EmfReadMetricsOptions {
+  /**
+   * Seconds between two EMF lines: counts are summed in memory and written at the first read after the interval
+   * (and by `flush()`).
+   * @default 60
+   */
+  readonly flushIntervalSeconds?: number;
+  /** @default - the `TableName` of each read */
+  readonly tableName?: string;
+  /** @default 'CdkPromptServing' (the construct's reader-metric namespace, which its dashboard and alarm use) */
+  readonly namespace?: string;
+  readonly write?: LineWriter;
+}
+
+/** The EMF helper: `onRead` for the client, `flush()` to write what is counted now (e.g. at the end of a handler). */
+export interface EmfReadMetrics {
+  readonly onRead: OnRead;
+  /** Writes one EMF line with the counts since the last one (nothing if there were no reads). */
+  flush(): void;
+}
+
+/**
+ * CloudWatch Embedded Metric Format metrics of the reads ({@link ReaderReadMetric}): reads served by each tier, stale
+ * and fallback serves, table reads and L2 errors (from the client's `stats()`). Counts are summed per table and
+ * written as one EMF line per `flushIntervalSeconds`, so the cost per read is a few additions.
+ * @example
+ * const metrics = emfReadMetrics();
+ * const prompts = new PromptClient({ onRead: metrics.onRead });
+ */
+export function emfReadMetrics(options: EmfReadMetricsOptions = {}): EmfReadMetrics {
+  const intervalMs = (options.flushIntervalSeconds ?? 60) * 1000;
+  const write = options.write ?? stdout;
+  const namespace = options.namespace ?? READER_METRICS_NAMESPACE;
+  let counts = newCounts();
+  let tableName = options.tableName ?? process.env[Env.tableName] ?? '';
+  let client: PromptClient | undefined;
+  let base: PromptClientStats | undefined;
+  let lastFlush = Date.now();
+  const flush = (): void => {
+    lastFlush = Date.now();
+    const stats = client?.stats();
+    const tableReads = stats !== undefined && base !== undefined ? stats.storeReads - base.storeReads : 0;
+    const l2Errors = stats !== undefined && base !== undefined ? stats.l2Errors - base.l2Errors : 0;
+    if (stats !== undefined) base = stats;
+    const values: Record<string, number> = {
+      [ReaderReadMetric.servedL1]: counts.l1,
+      [ReaderReadMetric.servedL2]: counts.l2,
+      [ReaderReadMetric.servedTable]: counts.table,
+      [ReaderReadMetric.servedFallback]: counts.fallback,
+      [ReaderReadMetric.servedStale]: counts.stale,
+      [ReaderReadMetric.tableReads]: tableReads,
+      [ReaderReadMetric.l2Errors]: l2Errors,
+    };
+    if (counts.reads === 0 && tableReads === 0 && l2Errors === 0) return;
+    counts = newCounts();
+    write(JSON.stringify({
+      _aws: {
+        Timestamp: lastFlush,
+        CloudWatchMetrics: [{
+          Namespace: namespace, Dimensions: [[READER_METRICS_DIMENSION]], Metrics: Object.keys(values).map((Name) => ({ Name, Unit: 'Count' })),
+        }],
+      },
+      [READER_METRICS_DIMENSION]: tableName,
+      ...values,
+    }));
+  };
+  const onRead: OnRead = (info, from) => {
+    if (client !== from) {
+      client = from;
+      base = from.stats();
+      if (options.tableName === undefined) tableName = info.tableName;
+    }
+    counts.reads++;
+    counts[info.source]++;
+    if (info.stale && info.source !== 'fallback') counts.stale++;
+    if (Date.now() - lastFlush >= intervalMs) flush();
+  };
+  return { onRead, flush };
+}
+
+interface Counts { reads: number; l1: number; l2: number; table: number; fallback: number; stale: number }
+const newCounts = (): Counts => ({ reads: 0, l1: 0, l2: 0, table: 0, fallback: 0, stale: 0 });
+
+/** The part of `@opentelemetry/api` the OTel helper uses. */
+interface OtelApi {
+  readonly trace: { getActiveSpan(): { setAttributes(attributes: Record<string, string | number | boolean>): unknown } | undefined };
+}
+
+/**
+ * A hook that sets attributes on the active OpenTelemetry span of each read — `gen_ai.prompt.name`,
+ * `gen_ai.prompt.version`, `prompt.source`, `prompt.stale`, `prompt.age_seconds` — or `undefined` when
+ * `@opentelemetry/api` cannot be loaded (it is never a dependency of this package: install it, or use a layer that has
+ * it). Pass the result straight to the client: `undefined` leaves the hook unset.
+ * @example
+ * const prompts = new PromptClient({ onRead: otelReadAttributes() });
+ */
+export function otelReadAttributes(load: () => unknown = loadOtel): OnRead | undefined {
+  let api: OtelApi;
+  try {
+    api = load() as OtelApi;
+  } catch {
+    return undefined;
+  }
+  if (typeof api?.trace?.getActiveSpan !== 'function') return undefined;
+  return (info) => {
+    api.trace.getActiveSpan()?.setAttributes({
+      'gen_ai.prompt.name': info.promptId,
+      'gen_ai.prompt.version': info.version,
+      'prompt.source': info.source,
+      'prompt.stale': info.stale,
+      'prompt.age_seconds': info.ageSeconds,
+    });
+  };
+}
+
+/** `@opentelemetry/api` as the function's own code would resolve it (never bundled: the name is not a literal import). */
+function loadOtel(): unknown {
+  const name = ['@opentelemetry', 'api'].join('/');
+  const base = typeof __filename === 'string' && __filename ? __filename : `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`;
+  return createRequire(base)(name);
+}

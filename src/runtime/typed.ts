@@ -1,0 +1,40 @@
+/**
+ * Typed prompts: `cdk-prompt-serving types` writes a declaration file that fills {@link PromptCatalog} (module
+ * augmentation of `cdk-prompt-serving/runtime`), so `getPrompt('support/triage')` returns a prompt whose `render`
+ * argument lists that prompt's variables: a renamed or misspelt variable fails `tsc`, not production. Without the
+ * generated file the catalog is empty and every id gives the untyped `Prompt`. Types only: nothing here exists at run time.
+ */
+import type { ChatPrompt, Prompt, RenderedChat, TextPrompt } from './prompt';
+import type { RenderOptions } from './render';
+
+/** A value a `{{placeholder}}` takes (a variable listed in `json_variables` takes any JSON value). */
+export type TemplateValue = string | number | boolean;
+
+/** A JSON value (the type of a `json_variables` variable). */
+export type TemplateJson = string | number | boolean | null | readonly TemplateJson[] | { readonly [key: string]: TemplateJson };
+
+/**
+ * The prompts known at compile time, by id: `{ templateType: 'TEXT' | 'CHAT'; variables: { name: TemplateValue; … } }`.
+ * Empty here; filled by the declaration file `cdk-prompt-serving types` generates.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface PromptCatalog {}
+
+/** `render`'s parameters: the variables are optional only when the prompt takes none. */
+type RenderArgs<V> = Record<string, never> extends V ? [variables?: V, options?: RenderOptions] : [variables: V, options?: RenderOptions];
+
+/** A TEXT prompt whose `render` takes exactly its variables. */
+export interface TypedTextPrompt<V> extends Omit<TextPrompt, 'render'> {
+  render(...args: RenderArgs<V>): string;
+}
+
+/** A CHAT prompt whose `render` takes exactly its variables. */
+export interface TypedChatPrompt<V> extends Omit<ChatPrompt, 'render'> {
+  render(...args: RenderArgs<V>): RenderedChat;
+}
+
+/** What `getPrompt(id)` returns: the typed prompt for an id in the catalog, else `Prompt`. */
+export type PromptFor<K extends string> = string extends K ? Prompt : K extends keyof PromptCatalog
+  ? PromptCatalog[K] extends { readonly templateType: 'TEXT'; readonly variables: infer V } ? TypedTextPrompt<V>
+    : PromptCatalog[K] extends { readonly templateType: 'CHAT'; readonly variables: infer V } ? TypedChatPrompt<V> : Prompt
+  : Prompt;
