@@ -40,17 +40,30 @@ function pointer(): Record<string, any> {
   const content = { template_type: 'TEXT', text, input_variables: templateVariables(text) };
   return toItem({
     ...content,
-    [Attr.promptId]: ID, [Attr.version]: CURRENT, [Attr.versionNumber]: 3, [Attr.checksum]: checksum(content as never),
-    [Attr.source]: 'bench', [Attr.sourceVersion]: '3', [Attr.syncedAt]: new Date().toISOString(), [Attr.schemaVersion]: SCHEMA_VERSION,
-    [Attr.status]: STATUS_ACTIVE, [Attr.latestVersionNumber]: 3, [Attr.revision]: 1,
+    [Attr.promptId]: ID,
+    [Attr.version]: CURRENT,
+    [Attr.versionNumber]: 3,
+    [Attr.checksum]: checksum(content as never),
+    [Attr.source]: 'bench',
+    [Attr.sourceVersion]: '3',
+    [Attr.syncedAt]: new Date().toISOString(),
+    [Attr.schemaVersion]: SCHEMA_VERSION,
+    [Attr.status]: STATUS_ACTIVE,
+    [Attr.latestVersionNumber]: 3,
+    [Attr.revision]: 1,
   });
 }
 
 function catalog(): Record<string, any> {
   const { bits, hashes } = bloomParameters(1);
   return toItem({
-    [Attr.promptId]: CATALOG_ID, [Attr.version]: CURRENT, [Attr.bloom]: bloomBuild([ID], bits, hashes),
-    [Attr.bloomBits]: bits, [Attr.bloomHashes]: hashes, [Attr.count]: 1, [Attr.revision]: 1,
+    [Attr.promptId]: CATALOG_ID,
+    [Attr.version]: CURRENT,
+    [Attr.bloom]: bloomBuild([ID], bits, hashes),
+    [Attr.bloomBits]: bits,
+    [Attr.bloomHashes]: hashes,
+    [Attr.count]: 1,
+    [Attr.revision]: 1,
   });
 }
 
@@ -161,13 +174,26 @@ async function main(): Promise<void> {
     const file = path.join(dir, 'reader.js');
     await build({
       stdin: { contents: READER, resolveDir: __dirname, sourcefile: 'reader.ts', loader: 'ts' },
-      bundle: true, minify: true, platform: 'node', target: 'node20', format: 'cjs', external: ['@aws-sdk/*'], outfile: file, logLevel: 'silent',
+      bundle: true,
+      minify: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      external: ['@aws-sdk/*'],
+      outfile: file,
+      logLevel: 'silent',
     });
     const env = {
-      PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x',
-      AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${cannedPort}`, [Env.tableName]: TABLE,
+      PATH: process.env.PATH,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'x',
+      AWS_SECRET_ACCESS_KEY: 'x',
+      AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${cannedPort}`,
+      [Env.tableName]: TABLE,
       NODE_PATH: `${LAYER}${path.delimiter}${path.resolve(__dirname, '../node_modules')}`,
-      [Env.cacheTls]: 'false', [Env.cacheAuth]: 'none', [Env.cacheCluster]: 'false',
+      [Env.cacheTls]: 'false',
+      [Env.cacheAuth]: 'none',
+      [Env.cacheCluster]: 'false',
     };
     const seed = async () => {
       for (const item of [pointer(), catalog()]) {
