@@ -211,6 +211,8 @@ class PromptClient:
             (lambda: self._tiers.read_shared(CATALOG_ID, CURRENT)) if self._l2 is not None else None,
             (lambda raw, fetched_at: self._tiers.fill(CATALOG_ID, CURRENT, raw, fetched_at)) if self._l2 is not None else None,
         )
+        if self._l2 is not None:  # a reader the L2 serves makes its first table read when the cache fails: warm up now
+            threading.Thread(target=self._reader.warm_up, name="prompt-sdk-warm-up", daemon=True).start()
 
     def _build_l2(self, l2: Any, env: Mapping[str, str]) -> Optional[PromptCacheL2]:
         if l2 is False:
