@@ -7,7 +7,7 @@
  * ACL users. Every reader runs at the DEFAULT client settings. Table reads are counted by a proxy in front of
  * DynamoDB Local (every reader's AWS_ENDPOINT_URL_DYNAMODB), per key.
  *
- *   npx projen bundle && npx tsx bench/cache-fleet.bench.ts [readers=50] [prompts=20]
+ *   npx projen bundle && npx tsx bench/cache-fleet.bench.ts [readers=50] [prompts=20] [phases=cold,change,kill]
  *
  * Phases, with the cache tier and beside it the same fleet with the L2 off:
  * 1. fleet cold start: every reader starts at once, preloads and reads every prompt → table reads per key;
@@ -36,6 +36,8 @@ import { localDynamoDBClient } from '../test/support/table';
 
 const READERS = Number(process.argv[2] ?? 50);
 const PROMPTS = Number(process.argv[3] ?? 20);
+/** Which phases to run (`cold`, `change`, `kill`; comma-separated): all by default. */
+const PHASES = new Set((process.argv[4] ?? 'cold,change,kill').split(','));
 /** Lambda polls each shard of a DynamoDB stream four times a second. */
 const STREAM_POLL_MS = 250;
 
@@ -219,80 +221,93 @@ async function main(): Promise<void> {
     };
 
     // 1. Fleet cold start, with the tier and with the L2 off.
-    report.push(`| fleet cold start: ${READERS} reader processes × ${PROMPTS} prompts, all at once | table reads per key (max) | table reads, all keys | failed reads | readers whose first cache connection failed | time to ready p50 / p99 |`, '|---|---|---|---|---|---|');
+    report.push(`| fleet cold start: ${READERS} reader processes × ${PROMPTS} prompts, all at once | table reads per key (max) | table reads, all keys | failed reads | readers whose first cache connection failed | L2 hits / misses / errors (all readers) | time to ready p50 / p99 |`, '|---|---|---|---|---|---|---|');
     const fleets: Record<string, DeployedProcess[]> = {};
     const runs: [string, SynthesizedFunction, Record<string, string>][] = [
       ['L2 off', { ...plainReader, assetDir: readerAsset, layerDirs: [] }, {}],
       ['with the cache tier (defaults)', { ...cachedReader, assetDir: readerAsset }, {}],
-      ['with the cache tier, `PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS=5000`', { ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS: '5000' }],
+      ['with the cache tier, `PROMPT_SERVING_L2_TIMEOUT_MS=1000`', { ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_L2_TIMEOUT_MS: '1000' }],
     ];
     for (const [label, fn, env] of runs) {
+      if (!PHASES.has('cold') && label !== runs[1][0]) continue; // the later phases need the tiered fleet only
       const t0 = Date.now();
       const fleet = await Promise.all(Array.from({ length: READERS }, () => start(fn, env)));
       fleets[label] = fleet;
       const results = await Promise.all(fleet.map((p) => p.call<{ ms: number; failed: number; preloadFailed: number; stats: any }>({ op: 'start', ids })));
       const counts = perKey(readsSince(t0));
+      // FLEET_DEBUG=1: the counters of every reader that read the table.
+      if (process.env.FLEET_DEBUG) for (const r of results) if (r.stats.storeReads > 0) console.error(label, JSON.stringify(r.stats));
       const failed = results.reduce((n, r) => n + r.failed, 0);
       const preloadFailed = results.reduce((n, r) => n + r.preloadFailed, 0);
       const ms = results.map((r) => r.ms);
-      const unavailable = results.reduce((n, r) => n + (r.stats.l2Unavailable ?? 0), 0);
-      report.push(`| ${label} | ${Math.max(0, ...counts.values())} (${CATALOG_ID}: ${counts.get(`${CATALOG_ID}/${CURRENT}`) ?? 0}) | ${readsSince(t0).length} | ${failed} (preloads that threw: ${preloadFailed}) | ${fn.layerDirs.length === 0 ? '—' : unavailable} | ${seconds(pct(ms, 0.5))} / ${seconds(pct(ms, 0.99))} |`);
+      const sum = (name: string) => results.reduce((n, r) => n + (r.stats[name] ?? 0), 0);
+      const l2 = fn.layerDirs.length === 0 ? '—' : `${sum('l2Hits')} / ${sum('l2Misses')} / ${sum('l2Errors')}`;
+      report.push(`| ${label} | ${Math.max(0, ...counts.values())} (${CATALOG_ID}: ${counts.get(`${CATALOG_ID}/${CURRENT}`) ?? 0}) | ${readsSince(t0).length} | ${failed} (preloads that threw: ${preloadFailed}) | ${fn.layerDirs.length === 0 ? '—' : sum('l2Unavailable')} | ${l2} | ${seconds(pct(ms, 0.5))} / ${seconds(pct(ms, 0.99))} |`);
       if (label !== runs[1][0]) {
         for (const p of fleet) await p.stop(); // idle from here on: out of the way of the measured fleet
       }
     }
 
-    // 2. A change at the source: every cached reader watches one prompt; the pointer is rewritten at t0.
+    if (!PHASES.has('cold')) report.length = 0;
     const tiered = fleets[runs[1][0]];
-    const changed = ids[0];
-    const watch = tiered.map((p) => p.call<{ at: number | null }>({ op: 'watch', id: changed, version: 2, intervalMs: 10, timeoutMs: 20_000 }));
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // every reader is watching
-    const current = (await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: changed }, version: { S: CURRENT } } }))).Item!;
-    const t0 = Date.now();
-    await admin.send(new PutItemCommand({
-      TableName: table,
-      Item: { ...current, version_number: { N: '2' }, text: { S: 'Prompt v2 {{x}}' }, revision: { N: String(Number(current.revision?.N ?? 1) + 1) } },
-    }));
-    const served = (await Promise.all(watch)).map((r) => (r.at === null ? Infinity : r.at - t0));
-    const causedReads = readsSince(t0).length;
-    report.push('', `| a change at the source, ${READERS} reader processes, default settings (epoch poll 500 ms), stream polled every ${STREAM_POLL_MS} ms | p50 | p99 | max | readers that never served it (20 s) | table reads caused |`, '|---|---|---|---|---|---|');
-    const finite = served.filter(Number.isFinite);
-    report.push(`| with the cache tier: time from the table write until each reader serves it | ${seconds(pct(finite, 0.5))} | ${seconds(pct(finite, 0.99))} | ${seconds(Math.max(...finite))} | ${served.length - finite.length} | ${causedReads} |`);
-    report.push('| L2 off: bound (not waited for) | — | — | maxAgeSeconds + staleWhileRevalidateSeconds = 120 s | — | 1 per reader |');
+    if (PHASES.has('change')) await change();
+    for (const p of tiered) await p.stop();
+    if (PHASES.has('kill')) await kill();
+    report.push('', `Load average at the end (1/5/15 min): ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${os.cpus().length} cores.`);
+    console.log(report.join('\n'));
+    return;
+
+    // 2. A change at the source: every cached reader watches one prompt; the pointer is rewritten at t0.
+    async function change(): Promise<void> {
+      const changed = ids[0];
+      const watch = tiered.map((p) => p.call<{ at: number | null }>({ op: 'watch', id: changed, version: 2, intervalMs: 10, timeoutMs: 20_000 }));
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // every reader is watching
+      const current = (await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: changed }, version: { S: CURRENT } } }))).Item!;
+      const t0 = Date.now();
+      await admin.send(new PutItemCommand({
+        TableName: table,
+        Item: { ...current, version_number: { N: '2' }, text: { S: 'Prompt v2 {{x}}' }, revision: { N: String(Number(current.revision?.N ?? 1) + 1) } },
+      }));
+      const served = (await Promise.all(watch)).map((r) => (r.at === null ? Infinity : r.at - t0));
+      const causedReads = readsSince(t0).length;
+      report.push('', `| a change at the source, ${READERS} reader processes, default settings (epoch poll 500 ms), stream polled every ${STREAM_POLL_MS} ms | p50 | p99 | max | readers that never served it (20 s) | table reads caused |`, '|---|---|---|---|---|---|');
+      const finite = served.filter(Number.isFinite);
+      report.push(`| with the cache tier: time from the table write until each reader serves it | ${seconds(pct(finite, 0.5))} | ${seconds(pct(finite, 0.99))} | ${seconds(Math.max(...finite))} | ${served.length - finite.length} | ${causedReads} |`);
+      report.push('| L2 off: bound (not waited for) | — | — | maxAgeSeconds + staleWhileRevalidateSeconds = 120 s | — | 1 per reader |');
+    }
 
     // 3. The cache SIGKILLed for 3 s under load: a fleet whose copies expire every second (maxAgeSeconds=1), so that
     // reads keep going to the cache (stale-while-revalidate refreshes in the background, from the L2 or the table).
-    for (const p of tiered) await p.stop();
-    const churn = await Promise.all(Array.from({ length: READERS }, () => start({ ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_MAX_AGE_SECONDS: '1' })));
-    await Promise.all(churn.map((p) => p.call({ op: 'start', ids })));
-    const loadMs = 45_000;
-    const loadStart = Date.now();
-    const load = churn.map((p) => p.call<{ ok: number; failed: number; hits: [number, number][] }>({ op: 'load', ids, durationMs: loadMs, pauseMs: 100 }));
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const killReadsFrom = Date.now();
-    cache.process.kill('SIGKILL');
-    await cache.stop();
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const restartFrom = Date.now();
-    cache = await startRedisServer({ tls: true, cluster: true, users, certsFrom: cache });
-    const restartedAt = Date.now();
-    const downFor = restartedAt - killReadsFrom;
-    const restartTook = restartedAt - restartFrom;
-    const loaded = await Promise.all(load);
-    const resume = loaded.map((r) => {
-      const before = r.hits.filter(([t]) => t < restartedAt).at(-1)?.[1] ?? 0;
-      const first = r.hits.find(([t, h]) => t >= restartedAt && h > before);
-      return first === undefined ? Infinity : first[0] - restartedAt;
-    });
-    const resumed = resume.filter(Number.isFinite);
-    const hitsBeforeKill = loaded.reduce((n, r) => n + (r.hits.filter(([t]) => t < killReadsFrom).at(-1)?.[1] ?? 0), 0);
-    const window = loadStart + loadMs - restartedAt;
-    report.push('', `| the cache SIGKILLed for 3 s under load (${READERS} readers reading ${PROMPTS} prompts every 100 ms, \`maxAgeSeconds=1\`, other settings default) | reads | failed reads | time from the restart until L2 hits resume p50 / p99 / max | readers whose L2 hits did not resume (within ${seconds(window)}) | L2 hits before the kill | table reads from the kill to the end |`, '|---|---|---|---|---|---|---|');
-    report.push(`| with the cache tier | ${loaded.reduce((n, r) => n + r.ok + r.failed, 0)} | ${loaded.reduce((n, r) => n + r.failed, 0)} | ${seconds(pct(resumed, 0.5))} / ${seconds(pct(resumed, 0.99))} / ${seconds(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} | ${hitsBeforeKill} | ${readsSince(killReadsFrom).length} |`);
+    async function kill(): Promise<void> {
+      const churn = await Promise.all(Array.from({ length: READERS }, () => start({ ...cachedReader, assetDir: readerAsset }, { PROMPT_SERVING_MAX_AGE_SECONDS: '1' })));
+      await Promise.all(churn.map((p) => p.call({ op: 'start', ids })));
+      const loadMs = 45_000;
+      const loadStart = Date.now();
+      const load = churn.map((p) => p.call<{ ok: number; failed: number; hits: [number, number][] }>({ op: 'load', ids, durationMs: loadMs, pauseMs: 100 }));
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const killReadsFrom = Date.now();
+      cache.process.kill('SIGKILL');
+      await cache.stop();
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const restartFrom = Date.now();
+      cache = await startRedisServer({ tls: true, cluster: true, users, certsFrom: cache });
+      const restartedAt = Date.now();
+      const downFor = restartedAt - killReadsFrom;
+      const restartTook = restartedAt - restartFrom;
+      const loaded = await Promise.all(load);
+      const resume = loaded.map((r) => {
+        const before = r.hits.filter(([t]) => t < restartedAt).at(-1)?.[1] ?? 0;
+        const first = r.hits.find(([t, h]) => t >= restartedAt && h > before);
+        return first === undefined ? Infinity : first[0] - restartedAt;
+      });
+      const resumed = resume.filter(Number.isFinite);
+      const hitsBeforeKill = loaded.reduce((n, r) => n + (r.hits.filter(([t]) => t < killReadsFrom).at(-1)?.[1] ?? 0), 0);
+      const window = loadStart + loadMs - restartedAt;
+      report.push('', `| the cache SIGKILLed for 3 s under load (${READERS} readers reading ${PROMPTS} prompts every 100 ms, \`maxAgeSeconds=1\`, other settings default) | reads | failed reads | time from the restart until L2 hits resume p50 / p99 / max | readers whose L2 hits did not resume (within ${seconds(window)}) | L2 hits before the kill | table reads from the kill to the end |`, '|---|---|---|---|---|---|---|');
+      report.push(`| with the cache tier | ${loaded.reduce((n, r) => n + r.ok + r.failed, 0)} | ${loaded.reduce((n, r) => n + r.failed, 0)} | ${seconds(pct(resumed, 0.5))} / ${seconds(pct(resumed, 0.99))} / ${seconds(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} | ${hitsBeforeKill} | ${readsSince(killReadsFrom).length} |`);
 
-    report.push('', `The cache was down ${seconds(downFor)} (SIGKILL, 3 s, then the restart, which took ${seconds(restartTook)} here).`);
-    report.push('', `Load average at the end (1/5/15 min): ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${os.cpus().length} cores.`);
-    console.log(report.join('\n'));
+      report.push('', `The cache was down ${seconds(downFor)} (SIGKILL, 3 s, then the restart, which took ${seconds(restartTook)} here).`);
+    }
   }
 }
 

@@ -37,6 +37,9 @@ from .tiers import SharedReader, Token
 
 logger = logging.getLogger(__name__)
 
+_NO_EPOCH = object()
+"""No epoch was read at start-up (an absent epoch key reads as ``None``, a value like any other)."""
+
 INVALID_ID_REASON = f"not a valid prompt id ({PROMPT_ID_RULE}, which is reserved)"
 """Why an id that can never exist is not found (the Node client's reason, word for word)."""
 
@@ -235,12 +238,16 @@ class PromptClient:
         )
         self._owns_l2 = False
         """The client built its L2 from the environment (``close`` closes it)."""
+        self._startup_epoch: Any = _NO_EPOCH
+        """The epoch as read at start-up by an L2 built from the environment (the epoch watch's first read)."""
         self._l2: Optional[PromptCacheL2] = self._build_l2(l2, env)
         self._generation = 0
         """Epoch moves seen: a load that started before the latest one may carry what it replaced."""
         self._epoch = EpochWatcher(
             self._l2, l2_epoch_key(o.table_name), o.epoch_poll_interval, self._clock, self._counters, self._revalidate,
         )
+        if self._startup_epoch is not _NO_EPOCH:
+            self._epoch.seed(self._startup_epoch)
         self._tiers = SharedReader(
             self._reader, self._l2, o.max_age, o.stale_while_revalidate, self._counters, self._clock,
             lambda: self._epoch.incarnation, self._epoch.first_incarnation,
@@ -250,6 +257,8 @@ class PromptClient:
             (lambda: self._tiers.read_shared(CATALOG_ID, CURRENT)) if self._l2 is not None else None,
             (lambda raw, fetched_at: self._tiers.fill(CATALOG_ID, CURRENT, raw, fetched_at)) if self._l2 is not None else None,
         )
+        if self._l2 is not None:  # a reader the L2 serves makes its first table read when the cache fails: warm up now
+            threading.Thread(target=self._reader.warm_up, name="prompt-sdk-warm-up", daemon=True).start()
 
     def _build_l2(self, l2: Any, env: Mapping[str, str]) -> Optional[PromptCacheL2]:
         if l2 is False:
@@ -275,7 +284,7 @@ class PromptClient:
             return None
         self._owns_l2 = True
         try:  # one read at start-up, so an unreachable cache is said once now rather than counted per read
-            adapter.get(l2_epoch_key(table))
+            self._startup_epoch = adapter.get(l2_epoch_key(table))  # the epoch watch's first read (seeded below)
         except Exception as err:  # noqa: BLE001
             report_l2_unavailable(self._counters, f"{Env.cache_endpoint} is set but the cache at "
                                   f"{env.get(Env.cache_endpoint)} could not be reached: check the function's VPC subnets "

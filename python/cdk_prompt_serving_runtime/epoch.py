@@ -77,6 +77,18 @@ class EpochWatcher:
         finally:
             self._polling = False
 
+    def seed(self, raw: Any) -> None:
+        """Takes an epoch value the client read itself at start-up as this watcher's first read, so the first
+        ``get_prompt`` does not read it again before it asks for the item (one round trip fewer on a cold start). The
+        next background poll is due an interval later. Ignored once the watcher has read the epoch itself."""
+        with self._lock:
+            if self._seen is not _NEVER_POLLED or self._l2 is None:
+                return
+            epoch = raw.decode() if isinstance(raw, bytes) else raw
+            self.incarnation = epoch_incarnation(epoch)
+            self._seen = epoch
+            self.due = self._clock() + self._interval
+
     def poll(self) -> bool:
         """Reads the epoch now; when it moved since the last poll, runs ``on_move`` (then counts ``epoch_moves``).
         Returns whether it moved. Never raises: a failed read is counted in ``l2_errors``."""

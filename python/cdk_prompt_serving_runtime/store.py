@@ -6,6 +6,7 @@ Thread safety: a ``TableReader`` is shared by every thread of a client; botocore
 """
 import logging
 import random
+import threading
 import time
 from typing import Any, Dict, Optional
 
@@ -91,6 +92,40 @@ class TableReader:
                     raise self._failure(prompt_id, sort_key, err, timed_out=True) from err
                 logger.debug("GetItem %s/%s retried after %s", prompt_id, sort_key, _describe(err))
                 time.sleep(wait)
+
+    def warm_up(self) -> None:
+        """Runs one request through the botocore client's request path (service model, endpoint resolution,
+        credentials, signing) with the send answered by a ``before-send`` handler of this thread, so nothing reaches
+        DynamoDB: a reader the L2 serves makes its first table read exactly when the cache fails, and would pay that
+        start-up then. Not a table operation (``DescribeEndpoints``, answered locally). Never raises."""
+        try:
+            from botocore.awsrequest import AWSResponse
+        except ImportError:
+            return
+        me = threading.get_ident()
+
+        class _Raw:
+            def stream(self, **_: Any) -> Any:
+                yield b'{"Endpoints":[]}'
+
+        def answer(request: Any, **_: Any) -> Any:
+            if threading.get_ident() != me:
+                return None  # another thread's call: sent as usual
+            return AWSResponse(request.url, 200, {"content-type": "application/x-amz-json-1.0"}, _Raw())
+
+        events = getattr(getattr(self.client, "meta", None), "events", None)
+        if events is None:
+            return
+        event = "before-send.dynamodb.DescribeEndpoints"
+        unique_id = f"cdk-prompt-serving-warm-up-{id(self)}"
+        try:
+            events.register_first(event, answer, unique_id=unique_id)
+            try:
+                self.client.describe_endpoints()
+            finally:
+                events.unregister(event, unique_id=unique_id)
+        except Exception as err:  # noqa: BLE001 - a warm-up never fails anything
+            logger.debug("SDK warm-up failed: %s", err)
 
     def get_decoded(self, prompt_id: str, sort_key: str, deadline: Optional[float] = None) -> Optional[Dict[str, Any]]:
         raw = self.get_item(prompt_id, sort_key, deadline)

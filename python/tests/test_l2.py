@@ -201,6 +201,27 @@ def test_prompt_client_builds_the_l2_from_the_environment_contract(ddb_local: An
     assert broken.stats()["l2_errors"] == 1
 
 
+def test_a_client_built_from_the_environment_takes_its_start_up_epoch_read_as_the_watch_s_first(
+        ddb_local: Any, shared_table: str, redis_secure: RedisServer, monkeypatch: Any) -> None:
+    # GIVEN the epoch of a written-through table and a stream value of the prompt
+    monkeypatch.setenv("SSL_CERT_FILE", redis_secure.ca)
+    item = ddb_local.client().get_item(TableName=shared_table, Key={"prompt_id": {"S": "shared"}, "version": {"S": "CURRENT"}})["Item"]
+    writer(redis_secure, [{"op": "writeThrough", "key": l2_item_key(shared_table, "shared", "CURRENT"), "item": to_json_item(item),
+                           "inc": INC, "seq": "40"}, {"op": "bumpEpoch", "key": l2_epoch_key(shared_table), "inc": INC}])
+    env = {
+        "PROMPT_SERVING_TABLE_NAME": shared_table, "PROMPT_SERVING_CACHE_ENDPOINT": redis_secure.endpoint,
+        "PROMPT_SERVING_CACHE_USER": "iam-reader", "PROMPT_SERVING_CACHE_NAME": "test-cache", "AWS_REGION": "us-east-1",
+    }
+    # WHEN a reader is created from the environment (it reads the epoch once at start-up) and reads the prompt
+    client = PromptClient(dynamodb_client=ddb_local.client(), environ=env)
+    prompt = client.get_prompt("shared")
+    # THEN the stream value was served, and the watch did not read the epoch again before the item (one round trip
+    # fewer on a cold start): it knows the incarnation from the start-up read
+    assert prompt.version == 1 and client.stats()["l2_hits"] >= 1
+    assert client._epoch.polled and client._epoch.polls == 0 and client._epoch.incarnation == INC
+    client.close()
+
+
 def test_a_fleet_cold_start_reads_each_key_from_the_table_once_and_a_pushed_change_needs_no_table_read(
         ddb_local: Any, ddb: Any, redis_secure: RedisServer, tmp_path: Any, clock: Any) -> None:
     from services import run_sync

@@ -186,7 +186,8 @@ export class PromptClient {
       const epochKey = l2EpochKey(this.options.tableName);
       this.epoch = new EpochWatcher(
         async () => {
-          // The first read waits for the first connection (bounded), so cold reads know the incarnation.
+          // The first read waits for the first connection (bounded); cold reads send their own GETs beside it (one
+          // round trip), and use a stream value once it names the incarnation.
           if (l2.ready !== undefined) await withTimeout(() => l2.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
           return withTimeout(() => l2.get(epochKey), this.options.l2TimeoutMs);
         },

@@ -48,15 +48,29 @@ export function l2Key(tableName: string, promptId: string, sortKey: string): str
   return l2ItemKey(tableName, promptId, sortKey);
 }
 
-/** Runs an L2 call with a deadline; synchronous throws become rejections. */
+/**
+ * Runs an L2 call with a deadline; synchronous throws become rejections. A deadline that fires rejects only after the
+ * event loop's next I/O phase ({@link lateDeadline}): an answer that arrived while the process was not running wins.
+ */
 export async function withTimeout<T>(call: () => Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`L2 did not answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = lateDeadline(() => reject(new Error(`L2 did not answer within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
     return await Promise.race([Promise.resolve().then(call), timeout]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * `setTimeout` for a deadline on I/O: when it fires, `expire` runs in the same loop iteration's check phase
+ * (`setImmediate`), after the poll phase has handed over whatever arrived. Node runs due timers before I/O, so a
+ * process that was not scheduled for longer than the deadline (50 containers starting on 2 cores; a thread paused by
+ * a garbage collection) would otherwise time out answers that are already waiting in its socket: measured, that was
+ * why connected readers of a fleet cold start read the table. Costs nothing while the deadline does not fire.
+ */
+export function lateDeadline(expire: () => void, timeoutMs: number): NodeJS.Timeout {
+  return setTimeout(() => setImmediate(expire), timeoutMs);
 }

@@ -3,7 +3,7 @@
  * deadline, retried with jittered exponential backoff when DynamoDB throttles or the network blips.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchGetItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, DescribeEndpointsCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { PromptStoreError } from './errors';
 import type { Counters } from './stats';
 import { fromItem, Item } from '../schema/ddb-codec';
@@ -86,7 +86,14 @@ export class TableItemReader {
    */
   warmUp(): Promise<void> {
     const config = this.client.config;
-    return Promise.all([config.credentials?.(), config.region?.()]).then(() => undefined, () => undefined);
+    return Promise.all([config.credentials?.(), config.region?.()]).then(() => {
+      // The rest of a first request's CPU (the SDK's lazily loaded parts, endpoint resolution, signing, the HTTP
+      // handler): one request run through the client's middleware with its signal already aborted, which the HTTP
+      // handler rejects before anything is sent. Not a table operation: nothing reaches DynamoDB.
+      const aborted = new AbortController();
+      aborted.abort();
+      return this.client.send(new DescribeEndpointsCommand({}), { abortSignal: aborted.signal });
+    }).then(() => undefined, () => undefined);
   }
 
   /** A deadline `requestTimeoutMs` from now, for one read or several sharing one budget. */

@@ -112,9 +112,11 @@ export class CacheFirstReader extends TableItemReader {
       this.stats.l2Errors++;
       return undefined;
     });
-    const incarnation = l2.writeThrough === true ? await this.incarnation() : undefined;
-    const [rawStream, rawFill] = await Promise.all([
-      incarnation !== undefined ? get(l2ItemKey(this.tableName, promptId, sortKey)) : undefined,
+    // One round trip: the item's values are asked for beside the epoch's first read (node-redis pipelines commands
+    // sent in one tick), not after it; the stream value is used only if the epoch names its incarnation.
+    const [incarnation, rawStream, rawFill] = await Promise.all([
+      l2.writeThrough === true ? this.incarnation() : undefined,
+      l2.writeThrough === true ? get(l2ItemKey(this.tableName, promptId, sortKey)) : undefined,
       streamOnly ? undefined : get(l2FillKey(this.tableName, promptId, sortKey)),
     ]);
     const now = Date.now();
@@ -140,7 +142,7 @@ export class CacheFirstReader extends TableItemReader {
     return undefined;
   }
 
-  /** The incarnation of the epoch, after its first read (bounded). */
+  /** The incarnation of the epoch, after its first read (bounded as that read is: the first connection, one call). */
   private async incarnation(): Promise<string | undefined> {
     if (this.shared.epochReady !== undefined) {
       await withTimeout(this.shared.epochReady, this.shared.l2ConnectTimeoutMs + this.shared.l2TimeoutMs).catch(() => undefined);

@@ -236,7 +236,9 @@ export class ValkeyL2 {
     const timeoutMs = this.config.commandTimeoutMs ?? 1000;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new L2UnavailableError(`L2 did not answer within ${timeoutMs} ms`)), timeoutMs);
+      // Rejects after the loop's next I/O phase: an answer that arrived while the process was not running wins (and
+      // the connection is not dropped for it). Node runs due timers before I/O.
+      timer = setTimeout(() => setImmediate(() => reject(new L2UnavailableError(`L2 did not answer within ${timeoutMs} ms`))), timeoutMs);
     });
     try {
       const result = await Promise.race([call(conn), timeout]);
@@ -319,7 +321,7 @@ export class ValkeyL2 {
     const conn = this.build(await loadRedis(), timeoutMs);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new L2UnavailableError(`L2 did not connect within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(() => setImmediate(() => reject(new L2UnavailableError(`L2 did not connect within ${timeoutMs} ms`))), timeoutMs);
     });
     try {
       await Promise.race([conn.connect(), timeout]);
