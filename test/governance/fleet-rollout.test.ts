@@ -67,10 +67,19 @@ const now = Date.now.bind(Date);
 Date.now = () => { let offset = 0; try { offset = Number(fs.readFileSync(file, 'utf8')) || 0; } catch {} return now() + offset; };
 `;
 
-interface Poll { readonly t: number; readonly v: string; readonly a: string }
+/** One poll of one reader: when, the version and arm served per key, and its [rollout faults, store errors, L2 errors] so far. */
+interface Poll { readonly t: number; readonly v: string; readonly a: string; readonly e: [number, number, number] }
 /** When each reader first served what was waited for; readers that did not, with their last poll. */
 interface Served { readonly at: Record<string, number>; readonly missing: string[] }
-interface Reader { readonly name: string; readonly polls: Poll[]; readonly errors: string[]; readonly child: ChildProcess; exited: Promise<void> }
+interface Reader {
+  readonly name: string;
+  readonly polls: Poll[];
+  readonly errors: string[];
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+  /** The client's stats() (Node camelCase, Python snake_case), written as the reader stops. */
+  stats?: Record<string, number>;
+}
 
 const admin = localDynamoDBClient();
 const aws = new AwsStandIns();
@@ -136,7 +145,8 @@ beforeAll(async () => {
   mapping = driveMapping(synth.eventSourceMappings[invalidationFn.logicalId], streamArn, localEndpoint(), (e) => invalidation.call(e));
   polling = true;
   pollLoop = (async () => {
-    while (polling) {
+    // bounded: at most 10 minutes of polls, whatever the tests do
+    for (let i = 0; polling && i < (10 * 60_000) / STREAM_POLL_MS; i++) {
       await mapping.poller.drain().catch((err) => process.stderr.write(`stream poll failed: ${err}\n`));
       await sleep(STREAM_POLL_MS);
     }
@@ -151,13 +161,7 @@ afterAll(async () => {
   polling = false;
   await pollLoop;
   mapping?.poller.close();
-  for (const r of readers) r.child.stdin?.end();
-  await Promise.all(readers.map(async (r) => {
-    // stdin closed: each reader ends its poll and exits; one that does not within 5 s is killed
-    const timer = setTimeout(() => r.child.kill('SIGKILL'), 5000);
-    await r.exited;
-    clearTimeout(timer);
-  }));
+  await stopReaders();
   for (const p of started) await p.stop();
   await cache?.stop();
   await aws.stop();
@@ -168,6 +172,16 @@ afterAll(async () => {
 }, 60_000);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Closes every reader's stdin: each ends its poll, writes its stats and exits; one that does not within 5 s is killed. */
+async function stopReaders(): Promise<void> {
+  for (const r of readers) r.child.stdin?.end();
+  await Promise.all(readers.map(async (r) => {
+    const timer = setTimeout(() => r.child.kill('SIGKILL'), 5000);
+    await r.exited;
+    clearTimeout(timer);
+  }));
+}
 
 async function start(fn: SynthesizedFunction, env: Record<string, string> = {}): Promise<DeployedProcess> {
   const proc = await startFunction(fn, {
@@ -259,12 +273,17 @@ async function startReaders(): Promise<void> {
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       const m = JSON.parse(line);
       if (m.t !== undefined) reader.polls.push(m);
+      if (m.stats !== undefined) reader.stats = m.stats;
     });
     child.stderr!.on('data', (d: Buffer) => { if (reader.errors.length < 20) reader.errors.push(d.toString()); });
     readers.push(reader);
   };
-  for (let i = 0; i < NODE_READERS; i++) spawnReader(`node-${i}`, process.execPath, [bundle]);
-  for (let i = 0; i < PYTHON_READERS; i++) spawnReader(`python-${i}`, '/usr/bin/python3', ['-B', path.resolve(__dirname, '../support/rollout_fleet_reader.py')]);
+  // Started in waves of 6, each once the previous one serves: a fleet's containers do not all start in one second.
+  for (let i = 0; i < NODE_READERS + PYTHON_READERS; i++) {
+    if (i < NODE_READERS) spawnReader(`node-${i}`, process.execPath, [bundle]);
+    else spawnReader(`python-${i - NODE_READERS}`, '/usr/bin/python3', ['-B', path.resolve(__dirname, '../support/rollout_fleet_reader.py')]);
+    if (readers.length % 6 === 0) expect((await untilServed('1'.repeat(KEYS.length), 0, 60_000, NO_ROLLOUT)).missing).toEqual([]);
+  }
   // Every reader serves v1 to every key before the rollout starts.
   const at = await untilServed('1'.repeat(KEYS.length), Date.now(), 60_000, NO_ROLLOUT);
   expect(at.missing).toEqual([]);
@@ -277,18 +296,16 @@ async function startReaders(): Promise<void> {
 async function untilServed(versions: string, since: number, timeoutMs: number, arms?: string): Promise<Served> {
   const deadline = Date.now() + timeoutMs;
   const at: Record<string, number> = {};
-  for (;;) {
-    for (const r of readers) {
-      if (at[r.name] !== undefined) continue;
+  const missing = () => readers.filter((r) => at[r.name] === undefined);
+  // bounded in time and in rounds (one every 50 ms)
+  for (let round = 0; round <= timeoutMs / 50 && missing().length > 0 && Date.now() <= deadline; round++) {
+    for (const r of missing()) {
       const hit = r.polls.find((p) => p.t >= since && p.v === versions && (arms === undefined || p.a === arms));
       if (hit) at[r.name] = hit.t;
     }
-    const missing = readers.filter((r) => at[r.name] === undefined);
-    if (missing.length === 0 || Date.now() > deadline) {
-      return { at, missing: missing.map((r) => `${r.name}: last ${JSON.stringify(r.polls[r.polls.length - 1])} ${r.errors.join(' ')}`) };
-    }
-    await sleep(50);
+    if (missing().length > 0) await sleep(50);
   }
+  return { at, missing: missing().map((r) => `${r.name}: last ${JSON.stringify(r.polls[r.polls.length - 1])} ${r.errors.join(' ')}`) };
 }
 
 /** The versions every key must be served with `percentBp` of the rollout of `b` over `a`: the hash's arm, key by key. */
@@ -452,3 +469,14 @@ test('a second rollout, aborted by a CloudWatch "Alarm State Change" event: ever
   expect(mapping.onFailure()).toEqual([]);
   expect(records.find((r) => r.action === 'rollout-abort')).toMatchObject({ target: LABEL, reason: `alarm '${ALARM}' is in ALARM` });
 }, 120_000);
+
+test('every reader ends cleanly: no rollout fault at all, and no failed table or cache read from the first rollout on', async () => {
+  await stopReaders();
+  for (const r of readers) {
+    const during = r.polls.filter((p) => p.t >= writes[0].at);
+    // [rolloutFaults, storeErrors, l2Errors] did not move between the first poll of the rollouts and the last
+    expect({ name: r.name, first: during[0].e, last: during[during.length - 1].e }).toEqual({ name: r.name, first: during[0].e, last: during[0].e });
+    expect({ name: r.name, rolloutFaults: during[0].e[0] }).toEqual({ name: r.name, rolloutFaults: 0 });
+    expect(r.stats?.rolloutFaults ?? r.stats?.rollout_faults).toBe(0);
+  }
+}, 30_000);

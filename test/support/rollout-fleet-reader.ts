@@ -3,7 +3,8 @@
  * PromptClient at its default settings (epoch read every 500 ms) over the built-in Valkey adapter (IAM auth as the
  * reader user, TLS, cluster mode) and its own DynamoDB client. It polls one label for a fixed set of stickiness keys
  * every POLL_MS and writes ONE JSON line per poll to stdout: `{"t": epoch ms, "v": "<version served per key>", "a":
- * "<arm per key: A, B, or - without a rollout>"}` (versions are single digits in the test). Bundled by esbuild and
+ * "<arm per key: A, B, or - without a rollout>", "e": [rolloutFaults, storeErrors, l2Errors]}` (versions are single
+ * digits in the test). Bundled by esbuild and
  * run with plain `node`; it stops when stdin closes, or after MAX_LIFETIME_MS. No jest globals.
  *
  * Environment: TABLE_NAME, DYNAMODB_ENDPOINT, CACHE_PORT, CACHE_CA (PEM), CACHE_USER, PROMPT_ID, LABEL, KEYS (a
@@ -43,7 +44,8 @@ process.stdin.resume();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
-  await prompts.preload([env.PROMPT_ID!], { labels: [env.LABEL!] });
+  // A preload that fails (a start storm on a busy machine) is not fatal: the polls read through as any cold reader does.
+  await prompts.preload([env.PROMPT_ID!], { labels: [env.LABEL!] }).catch((err) => process.stderr.write(`preload failed: ${String((err as Error)?.message ?? err)}\n`));
   while (!stopping && Date.now() < deadline) {
     let versions = '';
     let arms = '';
@@ -58,7 +60,8 @@ async function main(): Promise<void> {
         process.stderr.write(`read failed: ${String((err as Error)?.message ?? err)}\n`);
       }
     }
-    process.stdout.write(`${JSON.stringify({ t: Date.now(), v: versions, a: arms })}\n`);
+    const stats = prompts.stats();
+    process.stdout.write(`${JSON.stringify({ t: Date.now(), v: versions, a: arms, e: [stats.rolloutFaults, stats.storeErrors, stats.l2Errors] })}\n`);
     await sleep(pollMs);
   }
   process.stdout.write(`${JSON.stringify({ stats: prompts.stats() })}\n`);

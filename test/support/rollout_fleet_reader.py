@@ -2,7 +2,8 @@
 ``PromptClient`` at its default settings (epoch read every 500 ms) over the Valkey adapter (TLS, cluster mode, the
 reader ACL user) and its own DynamoDB client. It polls one label for a fixed set of stickiness keys every
 ``POLL_MS`` and writes ONE JSON line per poll to stdout, the same protocol as rollout-fleet-reader.ts:
-``{"t": epoch ms, "v": "<version served per key>", "a": "<arm per key: A, B, or - without a rollout>"}``. It stops
+``{"t": epoch ms, "v": "<version served per key>", "a": "<arm per key: A, B, or - without a rollout>", "e":
+[rollout_faults, store_errors, l2_errors]}``. It stops
 when stdin closes, or after ``MAX_LIFETIME_MS``.
 
 Environment: TABLE_NAME, DYNAMODB_ENDPOINT, CACHE_PORT, CACHE_CA_FILE, CACHE_USER, PROMPT_ID, LABEL, KEYS (a JSON
@@ -45,7 +46,10 @@ def main() -> None:
                   ssl_ca_certs=env["CACHE_CA_FILE"], cluster=True, timeout_ms=2000)
     prompts = PromptClient(table_name=env["TABLE_NAME"], dynamodb_client=ddb, l2=l2)
     prompt_id, label = env["PROMPT_ID"], env["LABEL"]
-    prompts.preload([prompt_id], labels=[label])
+    try:  # a preload that fails (a start storm on a busy machine) is not fatal: the polls read through
+        prompts.preload([prompt_id], labels=[label])
+    except Exception as err:  # noqa: BLE001
+        sys.stderr.write(f"preload failed: {type(err).__name__}: {err}\n")
     while not stopping.is_set() and time.time() < deadline:
         versions = []
         arms = []
@@ -58,10 +62,12 @@ def main() -> None:
                 versions.append("x")
                 arms.append("x")
                 sys.stderr.write(f"read failed: {type(err).__name__}: {err}\n")
-        sys.stdout.write(json.dumps({"t": int(time.time() * 1000), "v": "".join(versions), "a": "".join(arms)}) + "\n")
+        stats = prompts.stats()
+        counters = [stats["rollout_faults"], stats["store_errors"], stats["l2_errors"]]
+        sys.stdout.write(json.dumps({"t": int(time.time() * 1000), "v": "".join(versions), "a": "".join(arms), "e": counters}) + "\n")
         sys.stdout.flush()
         stopping.wait(poll_s)
-    sys.stdout.write(json.dumps({"stats": {"python": True}}) + "\n")
+    sys.stdout.write(json.dumps({"stats": dict(prompts.stats())}) + "\n")
     sys.stdout.flush()
     prompts.close()
     l2.close()
