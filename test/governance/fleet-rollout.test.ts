@@ -314,6 +314,8 @@ const expected = (a: number, b: number, percentBp: number) => KEYS.map((key) => 
 const expectedArms = (percentBp: number) => KEYS.map((key) => (rolloutBucket(PROMPT, LABEL, key) < percentBp ? 'B' : 'A')).join('');
 /** What a label without a rollout reports for every key (no arm). */
 const NO_ROLLOUT = '-'.repeat(KEYS.length);
+/** CloudWatch's own timestamp format in alarm state change events (`2026-12-01T18:05:00.000+0000`). */
+const cloudWatchTime = (ms: number) => new Date(ms).toISOString().replace('Z', '+0000');
 const onB = (percentBp: number) => KEYS.filter((key) => rolloutBucket(PROMPT, LABEL, key) < percentBp).length;
 
 /** A share written, and when (the moment its request was sent: no reader can see it before). */
@@ -358,7 +360,8 @@ test('a 10 % → 50 % → 100 % rollout through the release path: every reader s
   reached = await untilServed('2'.repeat(KEYS.length), writes[writes.length - 1].at, 15_000, NO_ROLLOUT);
   expect(reached.missing).toEqual([]);
 
-  // THEN the share of keys on B is the hash's at each step (about 10 %, 50 %, all) ...
+  // THEN every reader served B to exactly the keys the hash puts below each share (waited for above), which is about
+  // 10 %, 50 % and all of them ...
   expect(share10).toBeGreaterThan(KEYS.length * 0.04);
   expect(share10).toBeLessThan(KEYS.length * 0.18);
   expect(taken[0]).toBeGreaterThan(KEYS.length * 0.4);
@@ -389,12 +392,14 @@ test('a 10 % → 50 % → 100 % rollout through the release path: every reader s
 test('a second rollout, aborted by a CloudWatch "Alarm State Change" event: every reader is back on A within the tier\'s propagation time', async () => {
   // GIVEN v3 rolling out over v2 (what the first rollout promoted), stepped to 50 % by the schedule
   const rolloutStart = Date.now();
+  const shares = [{ at: rolloutStart, percentBp: 1000 }];
   expect(await releaseRequest({
     action: 'rollout-start', promptId: PROMPT, label: LABEL, version: 3, percent: 10, steps: [50, 100], stepIntervalSeconds: 60, alarms: [ALARM],
   })).toMatchObject({ changed: true });
+  expect((await untilServed(expected(2, 3, 1000), rolloutStart, 15_000, expectedArms(1000))).missing).toEqual([]);
+  shares.push({ at: Date.now(), percentBp: 5000 });
   expect(await scheduledTick(400_000)).toEqual([expect.objectContaining({ outcome: 'stepped' })]);
-  const stepped = Date.now();
-  expect((await untilServed(expected(2, 3, 5000), stepped, 15_000, expectedArms(5000))).missing).toEqual([]);
+  expect((await untilServed(expected(2, 3, 5000), shares[1].at, 15_000, expectedArms(5000))).missing).toEqual([]);
 
   // WHEN the alarm goes to ALARM and EventBridge delivers the state change to the controller
   aws.alarmStates.set(ALARM, 'ALARM');
@@ -410,8 +415,8 @@ test('a second rollout, aborted by a CloudWatch "Alarm State Change" event: ever
     'resources': [`arn:aws:cloudwatch:us-east-1:${ACCOUNT}:alarm:${ALARM}`],
     'detail': {
       alarmName: ALARM,
-      state: { value: 'ALARM', reason: 'Threshold Crossed: 1 datapoint [3.0] was greater than the threshold (1.0).', timestamp: new Date().toISOString() },
-      previousState: { value: 'OK', timestamp: new Date(Date.now() - 3_600_000).toISOString() },
+      state: { value: 'ALARM', reason: 'Threshold Crossed: 1 datapoint [3.0] was greater than the threshold (1.0).', timestamp: cloudWatchTime(Date.now()) },
+      previousState: { value: 'OK', timestamp: cloudWatchTime(Date.now() - 3_600_000) },
       configuration: { metrics: [] },
     },
   });
@@ -428,7 +433,7 @@ test('a second rollout, aborted by a CloudWatch "Alarm State Change" event: ever
     + `(${slowest - (abortWritten - fired)} ms after the controller answered; Python readers ${slowestPython} ms)\n`);
   expect(slowest).toBeLessThanOrEqual(PROPAGATION_BOUND_MS);
 
-  // ... and before the abort no key went back from v3 to v2, and no read failed
+  // ... and before the abort no key went back from v3 to v2 or was on v3 before its share was written, and no read failed
   const problems: string[] = [];
   for (const r of readers) {
     const last = new Map<number, string>();
@@ -436,6 +441,8 @@ test('a second rollout, aborted by a CloudWatch "Alarm State Change" event: ever
       for (let k = 0; k < KEYS.length; k++) {
         if (p.v[k] === 'x') problems.push(`${r.name}: read of ${KEYS[k]} failed at ${p.t}`);
         if (last.get(k) === '3' && p.v[k] === '2') problems.push(`${r.name}: ${KEYS[k]} went back from v3 to v2 at ${p.t}`);
+        const share = shares.filter((w) => w.at <= p.t).reduce((max, w) => Math.max(max, w.percentBp), 0);
+        if (p.v[k] === '3' && rolloutBucket(PROMPT, LABEL, KEYS[k]) >= share) problems.push(`${r.name}: ${KEYS[k]} on v3 at ${p.t} before its share was written`);
         if ((p.a[k] === 'A' && p.v[k] !== '2') || (p.a[k] === 'B' && p.v[k] !== '3')) problems.push(`${r.name}: ${KEYS[k]} arm ${p.a[k]} with v${p.v[k]} at ${p.t}`);
         last.set(k, p.v[k]);
       }
