@@ -64,7 +64,8 @@ def main() -> None:
                 sys.stderr.write(f"read failed: {type(err).__name__}: {err}\n")
         stats = prompts.stats()
         counters = [stats["rollout_faults"], stats["store_errors"], stats["l2_errors"]]
-        sys.stdout.write(json.dumps({"t": int(time.time() * 1000), "v": "".join(versions), "a": "".join(arms), "e": counters}) + "\n")
+        poll = {"t": int(time.time() * 1000), "v": "".join(versions), "a": "".join(arms), "e": counters}
+        sys.stdout.write(json.dumps(poll) + "\n")
         sys.stdout.flush()
         stopping.wait(poll_s)
     sys.stdout.write(json.dumps({"stats": dict(prompts.stats())}) + "\n")
