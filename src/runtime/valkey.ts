@@ -323,11 +323,15 @@ export class ValkeyL2 {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => setImmediate(() => reject(new L2UnavailableError(`L2 did not connect within ${timeoutMs} ms`))), timeoutMs);
     });
+    const connecting = conn.connect();
     try {
-      await Promise.race([conn.connect(), timeout]);
+      await Promise.race([connecting, timeout]);
       return conn;
     } catch (err) {
       conn.destroy();
+      // A cluster connection cut off during its slot discovery goes on discovering after destroy() and opens the
+      // nodes' connections then (node-redis 5): destroy it again once connect() settles, or those leak.
+      void connecting.then(() => conn.destroy(), () => conn.destroy());
       throw err;
     } finally {
       clearTimeout(timer);
