@@ -8,7 +8,7 @@ import { PromptAdmin } from '../admin';
 import { Invocation, UsageError, parseInvocation } from './args';
 import { listPrompts, syncDirectory, validateDirectory } from './commands';
 import { formatActivation, formatAudit, formatHistory, formatRelease, formatListing, formatSyncReport, formatValidation, toJson, toSortedJson } from './format';
-import { printable, printableBlock } from './terminal';
+import { CliIo, printable, printableBlock } from './terminal';
 import { runTypes } from './types';
 import { USAGE } from './usage';
 
@@ -21,15 +21,7 @@ export const ExitCode = {
   usage: 2,
 } as const;
 
-/** Where the CLI writes (`process.stdout` / `process.stderr` fit). */
-export interface CliOutput {
-  write(text: string): unknown;
-}
-
-export interface CliIo {
-  readonly stdout: CliOutput;
-  readonly stderr: CliOutput;
-}
+export type { CliIo, CliOutput } from './terminal';
 
 /**
  * Runs one command line and returns its exit code. The DynamoDB client comes from the standard AWS

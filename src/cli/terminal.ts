@@ -23,3 +23,13 @@ export function printable(value: string): string {
 export function printableBlock(text: string): string {
   return text.replace(CONTROL_EXCEPT_NEWLINE, escape);
 }
+
+/** Where the CLI writes (`process.stdout` / `process.stderr` fit). */
+export interface CliOutput {
+  write(text: string): unknown;
+}
+
+export interface CliIo {
+  readonly stdout: CliOutput;
+  readonly stderr: CliOutput;
+}

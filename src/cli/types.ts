@@ -12,8 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
-import type { CliIo } from './main';
-import { printable } from './terminal';
+import { CliIo, printable } from './terminal';
 import { Attr, CURRENT, STATUS_DELETED, TEMPLATE_CHAT, isValidPromptId } from '../schema';
 import { fromItem } from '../schema/ddb-codec';
 import { templateVariables } from '../schema/template';
