@@ -61,7 +61,8 @@ def test_vector(scenario: Dict[str, Any], ddb_local: Any, items_table: str, cloc
         if "read" not in step:
             continue
         fallback = PromptFallback(**step["fallback"]) if "fallback" in step else None
-        prompt = client.get_prompt(step["read"], step.get("version"), fallback=fallback)
+        prompt = client.get_prompt(step["read"], step.get("version"), fallback=fallback, label=step.get("label"),
+                                   stickiness_key=step.get("stickinessKey"))
         want = step["expect"]
         info = reads[-1]
         assert (prompt.provenance.source, prompt.provenance.stale, prompt.version) == (want["source"], want["stale"], want["version"])
@@ -69,16 +70,48 @@ def test_vector(scenario: Dict[str, Any], ddb_local: Any, items_table: str, cloc
         assert (info.table_name, info.prompt_id, info.version, info.requested_version, info.checksum, info.source, info.stale) == (
             items_table, step["read"], want["version"], want.get("requestedVersion"), prompt.checksum, want["source"], want["stale"])
         assert abs(info.age_seconds - want["ageSeconds"]) < 0.5
+        arm = (want.get("label"), want.get("rolloutId"), want.get("arm"))
+        assert (prompt.label, prompt.rollout.rollout_id if prompt.rollout else None,
+                prompt.rollout.arm if prompt.rollout else None) == arm
+        assert (info.label, info.rollout_id, info.arm) == arm
     assert len(reads) == sum(1 for s in scenario["steps"] if "read" in s)
     client.close()
 
 
-def test_log_line_vector() -> None:
+def info_of(i: Dict[str, Any]) -> ReadInfo:
+    """A vector's ReadInfo (camelCase keys, null for None)."""
+    return ReadInfo(*(i[snake_key] for snake_key in (
+        "tableName", "promptId", "version", "requestedVersion", "checksum", "source", "stale", "ageSeconds", "label",
+        "rolloutId", "arm")))
+
+
+@pytest.mark.parametrize("vector", ["logLine", "logLineLabeled"])
+def test_log_line_vector(vector: str) -> None:
     lines: List[str] = []
-    i = FIXTURE["logLine"]["info"]
-    info = ReadInfo(i["tableName"], i["promptId"], i["version"], i["requestedVersion"], i["checksum"], i["source"], i["stale"], i["ageSeconds"])
-    log_reads(write=lines.append)(info, None)  # type: ignore[arg-type]
-    assert json.loads(lines[0]) == FIXTURE["logLine"]["expected"]
+    log_reads(write=lines.append)(info_of(FIXTURE[vector]["info"]), None)  # type: ignore[arg-type]
+    assert json.loads(lines[0]) == FIXTURE[vector]["expected"]
+
+
+@pytest.mark.parametrize("vector", FIXTURE["otel"], ids=[str(i) for i in range(len(FIXTURE["otel"]))])
+def test_otel_attributes_vector(vector: Dict[str, Any]) -> None:
+    calls: List[Dict[str, Any]] = []
+
+    class Span:
+        def is_recording(self) -> bool:
+            return True
+
+        def set_attributes(self, attributes: Dict[str, Any]) -> None:
+            calls.append(dict(attributes))
+
+    class Trace:
+        @staticmethod
+        def get_current_span() -> Span:
+            return Span()
+
+    hook = otel_read_attributes(lambda: Trace)
+    assert hook is not None
+    hook(info_of(vector["info"]), None)  # type: ignore[arg-type]
+    assert calls == [vector["expected"]]
 
 
 def test_emf_line_vector(ddb_local: Any) -> None:
