@@ -278,3 +278,9 @@ def test_otel_helper_sets_the_attributes_on_a_real_sdk_span() -> None:
     assert json.loads(run.stdout.strip().splitlines()[-1]) == {"hook": True, "attributes": {
         "gen_ai.prompt.name": "greeting", "gen_ai.prompt.version": 3, "prompt.source": "l2", "prompt.stale": True,
         "prompt.age_seconds": 2.5}}
+
+
+def test_surface_read_info_fields_in_order() -> None:
+    with open(os.path.join(REPO, "test", "conformance", "fixtures", "surface.json"), encoding="utf-8") as f:
+        fields = json.load(f)["readInfo"]["fields"]
+    assert list(ReadInfo._fields) == [snake(name) for name in fields]

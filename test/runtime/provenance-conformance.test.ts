@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { DynamoDBClient, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { failNextGetItems, fakeDate } from './fixtures';
 import { emfReadMetrics, logReads, otelReadAttributes, PromptClient, PromptClientOptions, PromptFallback, ReadInfo } from '../../src/runtime';
+import { provenance, readInfo } from '../../src/runtime/provenance';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
 interface Step {
@@ -121,4 +122,15 @@ test('emfReadMetrics writes the vector\'s line', () => {
   expect(typeof line._aws.Timestamp).toBe('number');
   delete line._aws.Timestamp;
   expect(line).toEqual(FIXTURE.emf.expected);
+});
+
+test('surface.json: ReadInfo has the listed fields, in order', () => {
+  const surface = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'conformance', 'fixtures', 'surface.json'), 'utf8')) as {
+    readInfo: { fields: string[] };
+  };
+  const info = readInfo('t', {
+    id: 'p', version: 2, checksum: 'c', provenance: provenance('l1', false, Date.now()), label: 'canary',
+    rollout: { rolloutId: 'r', arm: 'B' },
+  }, undefined);
+  expect(Object.keys(info)).toEqual(surface.readInfo.fields);
 });
