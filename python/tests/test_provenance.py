@@ -240,6 +240,45 @@ def test_a_copy_served_from_the_l2_says_l2_with_the_age_of_the_table_read_behind
     assert second.get_prompt("shared").provenance.source == "l1"
 
 
+def test_labeled_hits_return_one_object_per_arm_built_once_and_the_first_read_is_its_load(ddb_local: Any,
+                                                                                             items_table: str) -> None:
+    reads: List[ReadInfo] = []
+    client = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(),
+                          on_read=lambda info, _client: reads.append(info))
+    first_b = client.get_prompt("greeting", label="canary", stickiness_key="user-4")
+    hits_b = [client.get_prompt("greeting", label="canary", stickiness_key="user-4") for _ in range(2)]
+    hits_a = [client.get_prompt("greeting", label="canary", stickiness_key="user-0") for _ in range(2)]
+    plain = [client.get_prompt("greeting", label="production") for _ in range(3)]
+    assert first_b.provenance.source == "table"
+    assert hits_b[0] is hits_b[1] and hits_a[0] is hits_a[1] and plain[1] is plain[2]
+    assert hits_b[0] is not first_b and plain[0] is not plain[1]
+    assert [(p.provenance.source, p.version, p.rollout.arm if p.rollout else None) for p in (hits_a[0], hits_b[0], plain[1])] == [
+        ("l1", 1, "A"), ("l1", 2, "B"), ("l1", 1, None)]
+    assert [(r.source, r.version, r.label, r.rollout_id, r.arm) for r in reads] == [
+        ("table", 2, "canary", "r-conformance", "B"), ("l1", 2, "canary", "r-conformance", "B"),
+        ("l1", 2, "canary", "r-conformance", "B"), ("l1", 1, "canary", "r-conformance", "A"),
+        ("l1", 1, "canary", "r-conformance", "A"), ("table", 1, "production", None, None),
+        ("l1", 1, "production", None, None), ("l1", 1, "production", None, None)]
+    client.close()
+
+
+def test_a_labeled_read_served_from_the_l2_says_l2_for_each_arm(ddb_local: Any, items_table: str,
+                                                                redis_secure: Any) -> None:
+    from test_l2 import reader_l2
+
+    first = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure))
+    assert first.get_prompt("greeting", label="canary", stickiness_key="user-0").provenance.source == "table"
+    second = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure))
+    b = second.get_prompt("greeting", label="canary", stickiness_key="user-4")
+    third = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure))
+    a = third.get_prompt("greeting", label="canary", stickiness_key="user-0")
+    assert (b.provenance.source, b.version, b.rollout.arm if b.rollout else None) == ("l2", 2, "B")
+    assert (a.provenance.source, a.version, a.rollout.arm if a.rollout else None) == ("l2", 1, "A")
+    assert second.stats()["store_reads"] + third.stats()["store_reads"] == 0
+    for c in (first, second, third):
+        c.close()
+
+
 def test_an_on_read_that_is_not_callable_fails_the_client_creation() -> None:
     from cdk_prompt_serving_runtime import PromptServingError
 
