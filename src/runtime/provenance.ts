@@ -80,8 +80,12 @@ export function provenance(source: ReadSource, stale: boolean, readAt: number): 
 export function readInfo(
   tableName: string,
   prompt: {
-    id: string; version: number; checksum: string; provenance: Provenance;
-    label?: string; rollout?: { readonly rolloutId: string; readonly arm: 'A' | 'B' };
+    id: string;
+    version: number;
+    checksum: string;
+    provenance: Provenance;
+    label?: string;
+    rollout?: { readonly rolloutId: string; readonly arm: 'A' | 'B' };
   },
   requestedVersion: number | undefined,
 ): ReadInfo {

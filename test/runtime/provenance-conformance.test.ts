@@ -19,8 +19,14 @@ interface Step {
   readonly advance?: number;
   readonly failTable?: boolean;
   readonly expect?: {
-    source: string; stale: boolean; version: number; ageSeconds: number; requestedVersion?: number;
-    label?: string; rolloutId?: string; arm?: 'A' | 'B';
+    source: string;
+    stale: boolean;
+    version: number;
+    ageSeconds: number;
+    requestedVersion?: number;
+    label?: string;
+    rolloutId?: string;
+    arm?: 'A' | 'B';
   };
 }
 /** A vector's ReadInfo: `null` where the client has `undefined`. */
@@ -67,7 +73,8 @@ test.each(FIXTURE.scenarios.map((s) => [s.name, s] as const))('%s', async (_name
     if (step.advance !== undefined) clock.advanceSeconds(step.advance);
     if (step.failTable === true) failNextGetItems(ddb, 1000, 'InternalServerError');
     if (step.read === undefined) continue;
-    const prompt = await prompts.getPrompt(step.read, { version: step.version, fallback: step.fallback, label: step.label, stickinessKey: step.stickinessKey });
+    const { version, fallback, label, stickinessKey } = step;
+    const prompt = await prompts.getPrompt(step.read, { version, fallback, label, stickinessKey });
     const info = reads.at(-1)!;
     const want = step.expect!;
     expect({ source: prompt.provenance.source, stale: prompt.provenance.stale, version: prompt.version })
@@ -112,8 +119,16 @@ test('emfReadMetrics writes the vector\'s line', () => {
   const metrics = emfReadMetrics({ write: (l) => lines.push(l) });
   for (const r of FIXTURE.emf.reads) {
     metrics.onRead({
-      tableName: FIXTURE.emf.tableName, promptId: 'p', version: 1, requestedVersion: undefined, checksum: 'c', ageSeconds: 0,
-      label: undefined, rolloutId: undefined, arm: undefined, ...r,
+      tableName: FIXTURE.emf.tableName,
+      promptId: 'p',
+      version: 1,
+      requestedVersion: undefined,
+      checksum: 'c',
+      ageSeconds: 0,
+      label: undefined,
+      rolloutId: undefined,
+      arm: undefined,
+      ...r,
     }, client);
   }
   metrics.flush();
@@ -129,7 +144,11 @@ test('surface.json: ReadInfo has the listed fields, in order', () => {
     readInfo: { fields: string[] };
   };
   const info = readInfo('t', {
-    id: 'p', version: 2, checksum: 'c', provenance: provenance('l1', false, Date.now()), label: 'canary',
+    id: 'p',
+    version: 2,
+    checksum: 'c',
+    provenance: provenance('l1', false, Date.now()),
+    label: 'canary',
     rollout: { rolloutId: 'r', arm: 'B' },
   }, undefined);
   expect(Object.keys(info)).toEqual(surface.readInfo.fields);
