@@ -453,10 +453,12 @@ class PromptClient:
                 self._rollout_fault(entry, entry.rollout_problem)
             return entry.hit if mode == SERVE_HIT else entry.prompt if mode == SERVE_LOADED else entry.stale
         assert entry.label is not None
+        # A hit takes the arm's l1 copy inline (no method call: this is the rollout's hot path).
         if rollout.arm(entry.prompt.id, stickiness_key) == "A":
-            return rollout.served_a(mode)
-        if rollout.arm_b is not None:
-            return rollout.served_b(mode)
+            return rollout.arm_a_hit if mode == SERVE_HIT else rollout.served_a(mode)
+        arm_b_hit = rollout.arm_b_hit
+        if arm_b_hit is not None:
+            return arm_b_hit if mode == SERVE_HIT else rollout.served_b(mode)
         if rollout.problem is None:  # the candidate could not be read: retried in the background
             self._load_candidate_in_background(entry.prompt.id, rollout)
         self._rollout_fault(entry, rollout.problem or f"candidate v{rollout.spec.candidate_version} could not be read")

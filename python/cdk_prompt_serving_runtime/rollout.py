@@ -78,9 +78,9 @@ class RolloutState:
             return
         arm_b = dataclasses.replace(candidate, label=self.label, rollout=self._report("B"),
                                     source_deleted=self.arm_a.source_deleted)
-        self.arm_b_hit = arm_b.served_copy("l1", False)
-        self._stale_b = None
         self.arm_b = arm_b
+        self._stale_b = None
+        self.arm_b_hit = arm_b.served_copy("l1", False)  # set last: readers test it, so both copies are in hand
         self.problem = None
 
     def served_a(self, mode: str) -> Prompt:
