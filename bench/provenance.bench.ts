@@ -190,7 +190,7 @@ async function main(): Promise<void> {
     const flushes = 2000;
     let written = 0;
     const timed = emfReadMetrics({ write: (l) => { written += l.length; }, flushIntervalSeconds: 3600 });
-    const info = { tableName: table, promptId: 'p', version: 1, requestedVersion: undefined, checksum: 'c', source: 'l1' as const, stale: false, ageSeconds: 0 };
+    const info = { tableName: table, promptId: 'p', version: 1, requestedVersion: undefined, checksum: 'c', source: 'l1' as const, stale: false, ageSeconds: 0, label: undefined, rolloutId: undefined, arm: undefined };
     const started = process.hrtime.bigint();
     for (let i = 0; i < flushes; i++) {
       timed.onRead(info, unset);

@@ -2,6 +2,7 @@
 (and an optional shared L2), with single-flight loads across threads, negative caching, a Bloom-filter catalog,
 stale-while-revalidate and stale-if-error.
 """
+import dataclasses
 import logging
 import math
 import os
@@ -26,7 +27,7 @@ from .lru import Lru, Slot
 from .options import ResolvedOptions, resolve_options
 from .prompt import Prompt, is_deleted, prompt_from_item
 from .provenance import OnRead, Provenance, read_info
-from .rollout import RolloutState, log_rollout_fault
+from .rollout import SERVE_HIT, SERVE_LOADED, SERVE_STALE, RolloutState, log_rollout_fault
 from .schema.env import Env
 from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, PROMPT_ID_RULE, is_valid_prompt_id, version_key
 from .schema.l2 import compare_tokens, l2_epoch_key
@@ -341,7 +342,7 @@ class PromptClient:
                     if entry.expires_at > now and not entry.invalidated:
                         entry.used = True
                         self._hits += 1
-                        return entry.prompt
+                        return entry.hit
             return self._get_labeled(prompt_id, label, version, fallback, stickiness_key)
         if version is None:
             try:
@@ -414,8 +415,8 @@ class PromptClient:
             entry.used = True
             self._hits += 1
             if entry.rollout is None and entry.rollout_problem is None:
-                return entry.prompt
-            return self._serve_arm(entry, stickiness_key, False)
+                return entry.hit
+            return self._serve_arm(entry, stickiness_key, SERVE_HIT)
         return self._labeled_miss(prompt_id, label, fallback, stickiness_key, entry)
 
     def _labeled_miss(self, prompt_id: Any, label: Any, fallback: Optional[PromptFallback], stickiness_key: Optional[str],
@@ -428,7 +429,7 @@ class PromptClient:
         ):
             self._counters.stale_serves += 1
             self._load_label_in_background(prompt_id, label)
-            return self._serve_arm(cached, stickiness_key, True)
+            return self._serve_arm(cached, stickiness_key, SERVE_STALE)
         self._assert_valid(prompt_id, None)
         invalid = invalid_label_reason(label)
         if invalid is not None:
@@ -440,32 +441,37 @@ class PromptClient:
             raise PromptNotFoundError(prompt_id, None, missing_label_reason(label))
         self._counters.misses += 1
         try:
-            return self._serve_arm(self._load_label(prompt_id, label), stickiness_key, False)
+            # The read that loaded the label item: served with that read's provenance (l2 or table), not as a hit.
+            return self._serve_arm(self._load_label(prompt_id, label), stickiness_key, SERVE_LOADED)
         except PromptStoreError:
             if cached is not None and self._clock() < cached.expires_at + o.stale_if_error:
                 self._counters.stale_serves += 1
-                return self._serve_arm(cached, stickiness_key, True)
+                return self._serve_arm(cached, stickiness_key, SERVE_STALE)
             if fallback is None:
                 raise
             self._counters.fallback_serves += 1
-            return fallback_prompt(prompt_id, fallback)
+            # Served for the label asked for (no arm: the fallback is neither version), provenance fallback.
+            return dataclasses.replace(fallback_prompt(prompt_id, fallback), label=label)
 
-    def _serve_arm(self, entry: _Entry, stickiness_key: Optional[str], stale: bool) -> Prompt:
-        """The arm a read of a label entry serves (the entry's own prompt without a usable rollout)."""
+    def _serve_arm(self, entry: _Entry, stickiness_key: Optional[str], mode: str) -> Prompt:
+        """The arm a read of a label entry serves (the entry's own prompt without a usable rollout), as ``mode`` says: a
+        hit (``l1``), the read that loaded the entry (its provenance), or stale."""
         rollout = entry.rollout
         if rollout is None:
             if entry.rollout_problem is not None:
                 self._rollout_fault(entry, entry.rollout_problem)
-            return entry.stale if stale else entry.prompt
+            return entry.hit if mode == SERVE_HIT else entry.prompt if mode == SERVE_LOADED else entry.stale
         assert entry.label is not None
+        # A hit takes the arm's l1 copy inline (no method call: this is the rollout's hot path).
         if rollout.arm(entry.prompt.id, stickiness_key) == "A":
-            return rollout.stale("A") if stale else rollout.arm_a
-        if rollout.arm_b is not None:
-            return rollout.stale("B") if stale else rollout.arm_b
+            return rollout.arm_a_hit if mode == SERVE_HIT else rollout.served_a(mode)
+        arm_b_hit = rollout.arm_b_hit
+        if arm_b_hit is not None:
+            return arm_b_hit if mode == SERVE_HIT else rollout.served_b(mode)
         if rollout.problem is None:  # the candidate could not be read: retried in the background
             self._load_candidate_in_background(entry.prompt.id, rollout)
         self._rollout_fault(entry, rollout.problem or f"candidate v{rollout.spec.candidate_version} could not be read")
-        return rollout.stale("A") if stale else rollout.arm_a
+        return rollout.served_a(mode)
 
     def _rollout_fault(self, entry: _Entry, problem: str) -> None:
         """A read served arm A because arm B cannot be: counted, and logged once per label entry and reason."""
@@ -484,7 +490,7 @@ class PromptClient:
         by_version = self._pinned.get(prompt_id)
         held = by_version.get(version) if by_version is not None else None
         if held is not None:
-            rollout.offer(held.prompt)
+            rollout.offer(held.hit)  # in memory: a read assigned arm B is served from l1
             return
         try:
             rollout.offer(self._load(prompt_id, version, (prompt_id, version), direct=True))
@@ -557,17 +563,22 @@ class PromptClient:
             try:
                 return self._accept_label(key, prompt_id, label, shared.item,
                                           self._clock() if shared.source == "stream" else shared.fetched_at,
-                                          shared.token, generation)
+                                          shared.token, generation, Provenance("l2", False, shared.fetched_at, self._clock))
             except PromptStoreError as err:  # an L2 value that breaks the contract: read the table
                 self._counters.l2_errors += 1
                 logger.debug("L2 value of %s/%s ignored: %s", prompt_id, sort_key, err)
         item, fetched_at = self._tiers.read_table(prompt_id, sort_key, deadline)
-        return self._accept_label(key, prompt_id, label, item, fetched_at, None, generation)
+        return self._accept_label(key, prompt_id, label, item, fetched_at, None, generation,
+                                  Provenance("table", False, fetched_at, self._clock))
 
     def _accept_label(self, key: Hashable, prompt_id: str, label: str, item: Optional[Mapping[str, Any]],
-                      fetched_at: float, token: Optional[Token], generation: Optional[int] = None) -> _Entry:
-        """Remembers a label item (or that there is none) and puts a rollout's candidate in hand; returns the entry."""
-        served = prompt_from_label_item(item, label) if item is not None else None
+                      fetched_at: float, token: Optional[Token], generation: Optional[int] = None,
+                      provenance: Optional[Provenance] = None) -> _Entry:
+        """Remembers a label item (or that there is none) and puts a rollout's candidate in hand; returns the entry.
+        ``provenance``: the read that brought the item (default: the L2, for a stream value)."""
+        if provenance is None:
+            provenance = Provenance("l2", False, fetched_at, self._clock)
+        served = prompt_from_label_item(item, label, provenance) if item is not None else None
         if item is None or served is None:
             self._forget(key)
             if len(self._labels_asked) < self._options.max_entries:

@@ -5,6 +5,7 @@ import dataclasses
 from typing import Any, Mapping, Optional, Tuple
 
 from .prompt import Prompt, is_deleted, prompt_from_item
+from .provenance import Provenance
 from .schema.labels import LABEL_ITEM_ATTRIBUTES, LABEL_SORT_KEY_PREFIX, LabelAttr, label_name_problem
 
 
@@ -27,9 +28,11 @@ def missing_label_reason(label: str) -> str:
     return f"no label '{label}'"
 
 
-def prompt_from_label_item(item: Mapping[str, Any], label: str) -> Optional[Prompt]:
+def prompt_from_label_item(item: Mapping[str, Any], label: str,
+                           provenance: Optional[Provenance] = None) -> Optional[Prompt]:
     """The prompt a label item serves (arm A): its content without the label's own attributes, flagged with the label
-    and ``source_deleted``; ``None`` for a tombstone.
+    and ``source_deleted``, with the provenance of the read that loaded it (default: a table read now); ``None`` for
+    a tombstone.
 
     :raises PromptStoreError: if the item breaks the wire contract
     """
@@ -38,4 +41,4 @@ def prompt_from_label_item(item: Mapping[str, Any], label: str) -> Optional[Prom
     content = {k: v for k, v in item.items() if k not in LABEL_ITEM_ATTRIBUTES}
     deleted_at = item.get(LabelAttr.source_deleted_at)
     source_deleted = isinstance(deleted_at, str) and len(deleted_at) > 0
-    return dataclasses.replace(prompt_from_item(content), label=label, source_deleted=source_deleted)
+    return dataclasses.replace(prompt_from_item(content, 1, provenance), label=label, source_deleted=source_deleted)

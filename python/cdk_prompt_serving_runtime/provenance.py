@@ -78,13 +78,19 @@ class ReadInfo(NamedTuple):
     table_name: str
     prompt_id: str
     version: int
-    """The version number served (0 for a fallback)."""
+    """The version number served: with a rollout, the served arm's version (0 for a fallback)."""
     requested_version: Optional[int]
     """The exact version asked for; ``None`` for CURRENT."""
     checksum: str
     source: str
     stale: bool
     age_seconds: float
+    label: Optional[str] = None
+    """The label read (``get_prompt(id, label=...)``); ``None`` for CURRENT and exact versions."""
+    rollout_id: Optional[str] = None
+    """The label's rollout, while one is in progress; ``None`` without (or for a fallback)."""
+    arm: Optional[str] = None
+    """The rollout arm served (``"A"``: the label's own version, ``"B"``: the candidate); ``None`` without."""
 
 
 OnRead = Callable[[ReadInfo, "PromptClient"], None]
@@ -93,8 +99,12 @@ OnRead = Callable[[ReadInfo, "PromptClient"], None]
 
 def read_info(table_name: str, prompt: Any, requested_version: Optional[int]) -> ReadInfo:
     p = prompt.provenance
+    rollout = prompt.rollout
+    if rollout is None:
+        return ReadInfo(table_name, prompt.id, prompt.version, requested_version, prompt.checksum, p.source, p.stale,
+                        p.age_seconds, prompt.label)
     return ReadInfo(table_name, prompt.id, prompt.version, requested_version, prompt.checksum, p.source, p.stale,
-                    p.age_seconds)
+                    p.age_seconds, prompt.label, rollout.rollout_id, rollout.arm)
 
 
 def combine_read_hooks(*hooks: Optional[OnRead]) -> OnRead:
@@ -116,7 +126,9 @@ def _stdout(line: str) -> None:
 def log_reads(*, write: Optional[Callable[[str], None]] = None, level: str = "INFO") -> OnRead:
     """A hook that writes one structured JSON line per read (on stdout by default, unprefixed so CloudWatch parses it):
     ``{"level": "INFO", "message": "prompt read", "promptId": ..., "version": ..., "source": ..., "stale": ...,
-    "ageSeconds": ..., "checksum": ...}`` (the Node helper's fields, word for word).
+    "ageSeconds": ..., "checksum": ...}``, plus ``requestedVersion`` for an exact version, ``label`` for a labeled read,
+    and ``rolloutId`` and ``arm`` while the label has a rollout, each only when set (the Node helper's fields, word for
+    word).
 
     Example::
 
@@ -131,6 +143,11 @@ def log_reads(*, write: Optional[Callable[[str], None]] = None, level: str = "IN
         }
         if info.requested_version is not None:
             line["requestedVersion"] = info.requested_version
+        if info.label is not None:
+            line["label"] = info.label
+        if info.rollout_id is not None:
+            line["rolloutId"] = info.rollout_id
+            line["arm"] = info.arm
         out(json.dumps(line, ensure_ascii=False))
 
     return on_read
@@ -140,6 +157,10 @@ class EmfReadMetrics:
     """CloudWatch Embedded Metric Format metrics of the reads (``READER_READ_METRICS``): reads served by each tier,
     stale and fallback serves, table reads and L2 errors (from the client's ``stats()``), summed in memory and written
     as one EMF line per ``flush_interval_seconds`` (at the first read after it) and by ``flush()``.
+
+    Labels and rollout arms are not metric dimensions: each would multiply the metrics by the labels (and rollouts)
+    the readers use, and a rollout id is new per rollout. The EMF line stays one series per table; which label and arm
+    served each read is in the log line (``log_reads``) and the span (``otel_read_attributes``).
 
     Example::
 
@@ -224,8 +245,10 @@ def emf_read_metrics(*, flush_interval_seconds: float = 60, table_name: Optional
 
 
 def otel_read_attributes(load: Optional[Callable[[], Any]] = None) -> Optional[OnRead]:
-    """A hook that sets ``gen_ai.prompt.name``, ``gen_ai.prompt.version``, ``prompt.source``, ``prompt.stale`` and
-    ``prompt.age_seconds`` on the current OpenTelemetry span of each read, or ``None`` when ``opentelemetry-api``
+    """A hook that sets ``gen_ai.prompt.name``, ``gen_ai.prompt.version`` (the served arm's version), ``prompt.source``,
+    ``prompt.stale`` and ``prompt.age_seconds``, and for a labeled read ``prompt.label``, with ``prompt.rollout.id`` and
+    ``prompt.rollout.arm`` while it has a rollout, on the current OpenTelemetry span of each read, or ``None`` when
+    ``opentelemetry-api``
     cannot be imported (it is never a dependency of this package). Pass the result straight to the client: ``None``
     leaves the hook unset.
 
@@ -244,13 +267,19 @@ def otel_read_attributes(load: Optional[Callable[[], Any]] = None) -> Optional[O
     def on_read(info: ReadInfo, client: "PromptClient") -> None:
         span = get_span()
         if span is not None and span.is_recording():
-            span.set_attributes({
+            attributes: Dict[str, Any] = {
                 "gen_ai.prompt.name": info.prompt_id,
                 "gen_ai.prompt.version": info.version,
                 "prompt.source": info.source,
                 "prompt.stale": info.stale,
                 "prompt.age_seconds": info.age_seconds,
-            })
+            }
+            if info.label is not None:
+                attributes["prompt.label"] = info.label
+            if info.rollout_id is not None:
+                attributes["prompt.rollout.id"] = info.rollout_id
+                attributes["prompt.rollout.arm"] = info.arm
+            span.set_attributes(attributes)
 
     return on_read
 

@@ -21,17 +21,30 @@ MAX_REMEMBERED_BUCKETS = 1024
 """Stickiness keys whose bucket one label entry remembers (``MAX_REMEMBERED_BUCKETS`` in the Node client)."""
 
 
-class RolloutState:
-    """One label entry's rollout: both arms once the candidate is in hand. ``loading`` is set while the candidate is
-    read (readers assigned arm B wait for it); ``problem`` says why arm B cannot be served for this label item."""
+SERVE_HIT = "hit"
+"""A read served a fresh copy from memory (provenance ``l1``)."""
+SERVE_LOADED = "loaded"
+"""The read that loaded the copy (its provenance: ``l2`` or ``table``)."""
+SERVE_STALE = "stale"
+"""Stale-while-revalidate or stale-if-error (``l1``, ``stale=True``)."""
 
-    __slots__ = ("spec", "label", "arm_a", "arm_b", "problem", "loading", "_stale_a", "_stale_b", "_buckets")
+
+class RolloutState:
+    """One label entry's rollout: both arms once the candidate is in hand, each in three copies that differ only in
+    ``provenance`` (built once, so a hit allocates nothing): as loaded (``arm_a``, ``arm_b``: the read that brought
+    it), as a hit serves it (``arm_a_hit``, ``arm_b_hit``: ``l1``) and stale (built on first use). ``loading`` is set
+    while the candidate is read in the background; ``problem`` says why arm B cannot be served for this label item."""
+
+    __slots__ = ("spec", "label", "arm_a", "arm_a_hit", "arm_b", "arm_b_hit", "problem", "loading", "_stale_a",
+                 "_stale_b", "_buckets")
 
     def __init__(self, spec: RolloutSpec, label: str, label_prompt: Prompt) -> None:
         self.spec = spec
         self.label = label
         self.arm_a = dataclasses.replace(label_prompt, rollout=self._report("A"))
+        self.arm_a_hit = self.arm_a.served_copy("l1", False)
         self.arm_b: Optional[Prompt] = None
+        self.arm_b_hit: Optional[Prompt] = None
         self.problem: Optional[str] = None
         self.loading: Optional[threading.Event] = None
         self._stale_a: Optional[Prompt] = None
@@ -57,22 +70,37 @@ class RolloutState:
         return "B" if bucket < percent_bp else "A"
 
     def offer(self, candidate: Prompt) -> None:
-        """Takes the candidate version's prompt: arm B when its checksum is the map's, else a fault."""
+        """Takes the candidate version's prompt (as its read served it: a copy held in memory as its ``l1`` copy): arm
+        B when its checksum is the map's, else a fault."""
         if candidate.checksum != self.spec.candidate_checksum:
             self.problem = (f"candidate {version_key(self.spec.candidate_version)} has checksum {candidate.checksum}, "
                             f"the rollout names {self.spec.candidate_checksum}")
             return
-        self.arm_b = dataclasses.replace(candidate, label=self.label, rollout=self._report("B"),
-                                         source_deleted=self.arm_a.source_deleted)
+        arm_b = dataclasses.replace(candidate, label=self.label, rollout=self._report("B"),
+                                    source_deleted=self.arm_a.source_deleted)
+        self.arm_b = arm_b
+        self._stale_b = None
+        self.arm_b_hit = arm_b.served_copy("l1", False)  # set last: readers test it, so both copies are in hand
         self.problem = None
 
-    def stale(self, arm: str) -> Prompt:
-        if arm == "A":
-            if self._stale_a is None:
-                self._stale_a = self.arm_a.stale_copy()
-            return self._stale_a
+    def served_a(self, mode: str) -> Prompt:
+        """Arm A's copy for a read served ``mode`` (:data:`SERVE_HIT`, :data:`SERVE_LOADED`, :data:`SERVE_STALE`)."""
+        if mode == SERVE_HIT:
+            return self.arm_a_hit
+        if mode == SERVE_LOADED:
+            return self.arm_a
+        if self._stale_a is None:
+            self._stale_a = self.arm_a.stale_copy()
+        return self._stale_a
+
+    def served_b(self, mode: str) -> Prompt:
+        """Arm B's copy for a read served ``mode`` (arm B in hand)."""
+        assert self.arm_b is not None and self.arm_b_hit is not None
+        if mode == SERVE_HIT:
+            return self.arm_b_hit
+        if mode == SERVE_LOADED:
+            return self.arm_b
         if self._stale_b is None:
-            assert self.arm_b is not None
             self._stale_b = self.arm_b.stale_copy()
         return self._stale_b
 

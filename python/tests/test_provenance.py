@@ -61,7 +61,8 @@ def test_vector(scenario: Dict[str, Any], ddb_local: Any, items_table: str, cloc
         if "read" not in step:
             continue
         fallback = PromptFallback(**step["fallback"]) if "fallback" in step else None
-        prompt = client.get_prompt(step["read"], step.get("version"), fallback=fallback)
+        prompt = client.get_prompt(step["read"], step.get("version"), fallback=fallback, label=step.get("label"),
+                                   stickiness_key=step.get("stickinessKey"))
         want = step["expect"]
         info = reads[-1]
         assert (prompt.provenance.source, prompt.provenance.stale, prompt.version) == (want["source"], want["stale"], want["version"])
@@ -69,16 +70,48 @@ def test_vector(scenario: Dict[str, Any], ddb_local: Any, items_table: str, cloc
         assert (info.table_name, info.prompt_id, info.version, info.requested_version, info.checksum, info.source, info.stale) == (
             items_table, step["read"], want["version"], want.get("requestedVersion"), prompt.checksum, want["source"], want["stale"])
         assert abs(info.age_seconds - want["ageSeconds"]) < 0.5
+        arm = (want.get("label"), want.get("rolloutId"), want.get("arm"))
+        assert (prompt.label, prompt.rollout.rollout_id if prompt.rollout else None,
+                prompt.rollout.arm if prompt.rollout else None) == arm
+        assert (info.label, info.rollout_id, info.arm) == arm
     assert len(reads) == sum(1 for s in scenario["steps"] if "read" in s)
     client.close()
 
 
-def test_log_line_vector() -> None:
+def info_of(i: Dict[str, Any]) -> ReadInfo:
+    """A vector's ReadInfo (camelCase keys, null for None)."""
+    return ReadInfo(*(i[snake_key] for snake_key in (
+        "tableName", "promptId", "version", "requestedVersion", "checksum", "source", "stale", "ageSeconds", "label",
+        "rolloutId", "arm")))
+
+
+@pytest.mark.parametrize("vector", ["logLine", "logLineLabeled"])
+def test_log_line_vector(vector: str) -> None:
     lines: List[str] = []
-    i = FIXTURE["logLine"]["info"]
-    info = ReadInfo(i["tableName"], i["promptId"], i["version"], i["requestedVersion"], i["checksum"], i["source"], i["stale"], i["ageSeconds"])
-    log_reads(write=lines.append)(info, None)  # type: ignore[arg-type]
-    assert json.loads(lines[0]) == FIXTURE["logLine"]["expected"]
+    log_reads(write=lines.append)(info_of(FIXTURE[vector]["info"]), None)  # type: ignore[arg-type]
+    assert json.loads(lines[0]) == FIXTURE[vector]["expected"]
+
+
+@pytest.mark.parametrize("vector", FIXTURE["otel"], ids=[str(i) for i in range(len(FIXTURE["otel"]))])
+def test_otel_attributes_vector(vector: Dict[str, Any]) -> None:
+    calls: List[Dict[str, Any]] = []
+
+    class Span:
+        def is_recording(self) -> bool:
+            return True
+
+        def set_attributes(self, attributes: Dict[str, Any]) -> None:
+            calls.append(dict(attributes))
+
+    class Trace:
+        @staticmethod
+        def get_current_span() -> Span:
+            return Span()
+
+    hook = otel_read_attributes(lambda: Trace)
+    assert hook is not None
+    hook(info_of(vector["info"]), None)  # type: ignore[arg-type]
+    assert calls == [vector["expected"]]
 
 
 def test_emf_line_vector(ddb_local: Any) -> None:
@@ -207,6 +240,45 @@ def test_a_copy_served_from_the_l2_says_l2_with_the_age_of_the_table_read_behind
     assert second.get_prompt("shared").provenance.source == "l1"
 
 
+def test_labeled_hits_return_one_object_per_arm_built_once_and_the_first_read_is_its_load(ddb_local: Any,
+                                                                                             items_table: str) -> None:
+    reads: List[ReadInfo] = []
+    client = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(),
+                          on_read=lambda info, _client: reads.append(info))
+    first_b = client.get_prompt("greeting", label="canary", stickiness_key="user-4")
+    hits_b = [client.get_prompt("greeting", label="canary", stickiness_key="user-4") for _ in range(2)]
+    hits_a = [client.get_prompt("greeting", label="canary", stickiness_key="user-0") for _ in range(2)]
+    plain = [client.get_prompt("greeting", label="production") for _ in range(3)]
+    assert first_b.provenance.source == "table"
+    assert hits_b[0] is hits_b[1] and hits_a[0] is hits_a[1] and plain[1] is plain[2]
+    assert hits_b[0] is not first_b and plain[0] is not plain[1]
+    assert [(p.provenance.source, p.version, p.rollout.arm if p.rollout else None) for p in (hits_a[0], hits_b[0], plain[1])] == [
+        ("l1", 1, "A"), ("l1", 2, "B"), ("l1", 1, None)]
+    assert [(r.source, r.version, r.label, r.rollout_id, r.arm) for r in reads] == [
+        ("table", 2, "canary", "r-conformance", "B"), ("l1", 2, "canary", "r-conformance", "B"),
+        ("l1", 2, "canary", "r-conformance", "B"), ("l1", 1, "canary", "r-conformance", "A"),
+        ("l1", 1, "canary", "r-conformance", "A"), ("table", 1, "production", None, None),
+        ("l1", 1, "production", None, None), ("l1", 1, "production", None, None)]
+    client.close()
+
+
+def test_a_labeled_read_served_from_the_l2_says_l2_for_each_arm(ddb_local: Any, items_table: str,
+                                                                redis_secure: Any) -> None:
+    from test_l2 import reader_l2
+
+    first = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure))
+    assert first.get_prompt("greeting", label="canary", stickiness_key="user-0").provenance.source == "table"
+    second = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure))
+    b = second.get_prompt("greeting", label="canary", stickiness_key="user-4")
+    third = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), l2=reader_l2(redis_secure))
+    a = third.get_prompt("greeting", label="canary", stickiness_key="user-0")
+    assert (b.provenance.source, b.version, b.rollout.arm if b.rollout else None) == ("l2", 2, "B")
+    assert (a.provenance.source, a.version, a.rollout.arm if a.rollout else None) == ("l2", 1, "A")
+    assert second.stats()["store_reads"] + third.stats()["store_reads"] == 0
+    for c in (first, second, third):
+        c.close()
+
+
 def test_an_on_read_that_is_not_callable_fails_the_client_creation() -> None:
     from cdk_prompt_serving_runtime import PromptServingError
 
@@ -245,3 +317,9 @@ def test_otel_helper_sets_the_attributes_on_a_real_sdk_span() -> None:
     assert json.loads(run.stdout.strip().splitlines()[-1]) == {"hook": True, "attributes": {
         "gen_ai.prompt.name": "greeting", "gen_ai.prompt.version": 3, "prompt.source": "l2", "prompt.stale": True,
         "prompt.age_seconds": 2.5}}
+
+
+def test_surface_read_info_fields_in_order() -> None:
+    with open(os.path.join(REPO, "test", "conformance", "fixtures", "surface.json"), encoding="utf-8") as f:
+        fields = json.load(f)["readInfo"]["fields"]
+    assert list(ReadInfo._fields) == [snake(name) for name in fields]

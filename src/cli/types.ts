@@ -121,6 +121,14 @@ export function typescriptDeclarations(prompts: readonly PromptTypeInfo[], from:
   return lines.join('\n');
 }
 
+/**
+ * `get_prompt`'s keyword-only parameters, as `PromptClient.get_prompt` declares them: every overload takes them all, so
+ * the stub's override stays compatible with the client and a labeled read (`label=`, `stickiness_key=`) of a typed
+ * prompt has the render signature of its CURRENT read (the types describe what they were generated from; a label on a
+ * version with other variables is caught by `render`'s run-time check).
+ */
+const GET_PROMPT_KEYWORDS = 'fallback: Optional[PromptFallback] = ..., label: Optional[str] = ..., stickiness_key: Optional[str] = ...';
+
 /** The Python stub (`.pyi`): `TypedPromptClient` with one `get_prompt` overload per prompt id. */
 export function pythonStub(prompts: readonly PromptTypeInfo[], from: string): string {
   const lines = [
@@ -161,8 +169,7 @@ export function pythonStub(prompts: readonly PromptTypeInfo[], from: string): st
     );
     overloads.push(
       '    @overload',
-      `    def get_prompt(self, prompt_id: Literal[${pyString(p.id)}], version: Optional[int] = ..., *, `
-        + `fallback: Optional[PromptFallback] = ...) -> _Prompt${i}: ...`,
+      `    def get_prompt(self, prompt_id: Literal[${pyString(p.id)}], version: Optional[int] = ..., *, ${GET_PROMPT_KEYWORDS}) -> _Prompt${i}: ...`,
     );
   });
   lines.push(
@@ -171,7 +178,7 @@ export function pythonStub(prompts: readonly PromptTypeInfo[], from: string): st
     '',
     ...overloads,
     '    @overload',
-    '    def get_prompt(self, prompt_id: str, version: Optional[int] = ..., *, fallback: Optional[PromptFallback] = ...) -> Prompt: ...',
+    `    def get_prompt(self, prompt_id: str, version: Optional[int] = ..., *, ${GET_PROMPT_KEYWORDS}) -> Prompt: ...`,
     '',
   );
   return lines.join('\n');

@@ -13,9 +13,9 @@ import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter } from './l2-env';
 import { invalidLabelReason, labelCacheKey, labelItemKey, missingLabelReason, promptFromLabelItem } from './labels';
 import { Lru } from './lru';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
-import { isDeleted, Prompt, promptFromItem, servedCopy } from './prompt';
+import { isDeleted, Prompt, promptFromItem, servedCopy, servedForLabel } from './prompt';
 import { OnRead, provenance, readInfo } from './provenance';
-import { logRolloutFault, RolloutState } from './rollout';
+import { logRolloutFault, RolloutState, ServeMode } from './rollout';
 import { Counters, newCounters, PromptClientStats } from './stats';
 import { CacheFirstReader, Loaded, Token } from './tiers';
 import type { PromptFor } from './typed';
@@ -291,11 +291,25 @@ export class PromptClient {
         // Marks it used for the size bound on every 16th hit: a hot label keeps its place for a third of the cost.
         if (entry.labelHits++ % 16 === 0) this.prompts.get(entry.key);
         this.counters.hits++;
-        return entry.rollout === undefined && entry.rolloutProblem === undefined ? entry.resolved : this.serveArm(entry, key, false);
+        if (entry.rollout === undefined && entry.rolloutProblem === undefined) {
+          if (this.onRead !== undefined) this.reportRead(entry.hit, undefined);
+          return entry.resolved;
+        }
+        const served = this.serveArm(entry, key, 'hit');
+        return this.onRead === undefined ? served : this.reported(served);
       }
-      return this.epoch!.check().then(() => this.getLabeled(promptId, label, options));
+      return this.epoch!.check().then(() => this.getLabeled(promptId, label, options)); // reports the read itself
     }
-    return this.labeledMiss(promptId, label, options, entry);
+    const read = this.labeledMiss(promptId, label, options, entry);
+    return this.onRead === undefined ? read : this.reported(read);
+  }
+
+  /** `read`, reported to `onRead` once it settles (a hook is set). */
+  private reported(read: Promise<Prompt>): Promise<Prompt> {
+    return read.then((prompt) => {
+      this.reportRead(prompt, undefined);
+      return prompt;
+    });
   }
 
   /** A labeled read without a fresh copy: stale-while-revalidate, the negative cache, then one load of the label item. */
@@ -306,7 +320,7 @@ export class PromptClient {
       || (cached.failing && now < cached.expiresAt + this.options.staleIfErrorMs))) {
       this.counters.staleServes++;
       this.loadLabel(promptId, label, key).catch(() => undefined);
-      return this.serveArm(cached, options.stickinessKey, true);
+      return this.serveArm(cached, options.stickinessKey, 'stale');
     }
     this.assertValid(promptId, undefined);
     const invalid = invalidLabelReason(label);
@@ -318,39 +332,47 @@ export class PromptClient {
     }
     this.counters.misses++;
     try {
-      return await this.serveArm(await this.loadLabel(promptId, label, key), options.stickinessKey, false);
+      // The read that loaded the label item: served with that read's provenance (`l2` or `table`), not as a hit.
+      return await this.serveArm(await this.loadLabel(promptId, label, key), options.stickinessKey, 'loaded');
     } catch (err) {
       if (!(err instanceof PromptStoreError)) throw err;
       if (cached !== undefined && Date.now() < cached.expiresAt + this.options.staleIfErrorMs) {
         this.counters.staleServes++;
-        return this.serveArm(cached, options.stickinessKey, true);
+        return this.serveArm(cached, options.stickinessKey, 'stale');
       }
       if (options.fallback === undefined) throw err;
       this.counters.fallbackServes++;
-      return fallbackPrompt(promptId, options.fallback);
+      // Served for the label asked for (no arm: the fallback is neither version), provenance `fallback`.
+      return servedForLabel(fallbackPrompt(promptId, options.fallback), label, undefined, false);
     }
   }
 
-  /** The arm a read of a label entry serves (the entry's own prompt without a usable rollout). */
-  private serveArm(entry: Entry, stickinessKey: string | undefined, stale: boolean): Promise<Prompt> {
+  /**
+   * The arm a read of a label entry serves (the entry's own prompt without a usable rollout), as `mode` says: a hit
+   * (`l1`), the read that loaded the entry (its provenance), or stale. A read assigned arm B that waits for the
+   * candidate's read is served the candidate as that read brought it.
+   */
+  private serveArm(entry: Entry, stickinessKey: string | undefined, mode: ServeMode): Promise<Prompt> {
     const rollout = entry.rollout;
     if (rollout === undefined) {
       if (entry.rolloutProblem !== undefined) this.rolloutFault(entry, entry.rolloutProblem);
-      return stale ? Promise.resolve(entry.stale) : entry.resolved;
+      return mode === 'hit' ? entry.resolved : Promise.resolve(mode === 'loaded' ? entry.prompt : entry.stale);
     }
     if (rollout.arm(entry.prompt.id, stickinessKey) === 'A') {
-      return stale ? Promise.resolve(rollout.stale('A')) : rollout.armAResolved;
+      return mode === 'hit' ? rollout.armAHitResolved : Promise.resolve(rollout.servedA(mode));
     }
-    if (rollout.armB !== undefined) return stale ? Promise.resolve(rollout.stale('B')) : rollout.armBResolved!;
-    if (rollout.loading !== undefined) return rollout.loading.then(() => this.armBOrFault(entry, rollout, stale));
+    if (rollout.armB !== undefined) return mode === 'hit' ? rollout.armBHitResolved! : Promise.resolve(rollout.servedB(mode));
+    if (rollout.loading !== undefined) {
+      return rollout.loading.then(() => this.armBOrFault(entry, rollout, mode === 'stale' ? 'stale' : 'loaded'));
+    }
     if (rollout.problem === undefined) this.prepareCandidate(entry, rollout).catch(() => undefined); // retried after a failed read
-    return Promise.resolve(this.armBOrFault(entry, rollout, stale));
+    return Promise.resolve(this.armBOrFault(entry, rollout, mode));
   }
 
-  private armBOrFault(entry: Entry, rollout: RolloutState, stale: boolean): Prompt {
-    if (rollout.armB !== undefined) return stale ? rollout.stale('B') : rollout.armB;
+  private armBOrFault(entry: Entry, rollout: RolloutState, mode: ServeMode): Prompt {
+    if (rollout.armB !== undefined) return rollout.servedB(mode);
     this.rolloutFault(entry, rollout.problem ?? `candidate v${rollout.spec.candidateVersion} could not be read`);
-    return stale ? rollout.stale('A') : rollout.armA;
+    return rollout.servedA(mode);
   }
 
   /** A read served arm A because arm B cannot be: counted, and logged once per label item and reason. */
@@ -368,7 +390,7 @@ export class PromptClient {
     const promptId = entry.prompt.id;
     const held = this.pinned.get(promptId)?.get(candidateVersion);
     if (held !== undefined) {
-      rollout.offer(held.prompt);
+      rollout.offer(held.hit); // in memory: a read assigned arm B is served from l1
       return Promise.resolve();
     }
     const loading = this.load(promptId, candidateVersion, `#${candidateVersion}#${promptId}`, true).then(
@@ -428,7 +450,8 @@ export class PromptClient {
   /** Remembers a loaded label item (or that there is none); returns its entry. */
   private acceptLabel(key: string, promptId: string, label: string, loaded: Loaded | undefined, generation = this.generation): Entry {
     const item = loaded?.item;
-    const served = item === undefined ? undefined : promptFromLabelItem(item, label);
+    const served = item === undefined || loaded === undefined ? undefined
+      : promptFromLabelItem(item, label, provenance(loaded.source === 'table' ? 'table' : 'l2', false, loaded.fetchedAt));
     if (loaded === undefined || item === undefined || served === undefined) {
       this.prompts.delete(key);
       this.notFound.set(key, Date.now() + this.options.notFoundMaxAgeMs);

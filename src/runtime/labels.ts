@@ -4,6 +4,7 @@
  * `CURRENT`, so it goes through the same tiers (memory, L2, table), freshness rules and epoch.
  */
 import { isDeleted, Prompt, promptFromItem, servedForLabel } from './prompt';
+import type { Provenance } from './provenance';
 import { setOwn } from '../schema/checksum';
 import { LABEL_ITEM_ATTRIBUTES, LABEL_SORT_KEY_PREFIX, LabelAttr, labelNameProblem } from '../schema/labels';
 
@@ -33,10 +34,13 @@ export function missingLabelReason(label: string): string {
 
 /**
  * The prompt a label item serves (arm A): its content without the label's own attributes, flagged with the label
- * and `sourceDeleted`. `undefined` for a tombstone (a label is removed by deleting its item; `status = DELETED`
+ * and `sourceDeleted`, with the provenance of the read that loaded it (`served`; default: a table read now).
+ * `undefined` for a tombstone (a label is removed by deleting its item; `status = DELETED`
  * is treated as `CURRENT` treats it). Throws `PromptStoreError` for an item that breaks the contract.
  */
-export function promptFromLabelItem(item: Record<string, unknown>, label: string): { prompt: Prompt; sourceDeleted: boolean } | undefined {
+export function promptFromLabelItem(
+  item: Record<string, unknown>, label: string, served?: Provenance,
+): { prompt: Prompt; sourceDeleted: boolean } | undefined {
   if (isDeleted(item)) return undefined;
   const content: Record<string, unknown> = {};
   for (const key of Object.keys(item)) {
@@ -44,5 +48,5 @@ export function promptFromLabelItem(item: Record<string, unknown>, label: string
   }
   const deletedAt = item[LabelAttr.sourceDeletedAt];
   const sourceDeleted = typeof deletedAt === 'string' && deletedAt.length > 0;
-  return { prompt: servedForLabel(promptFromItem(content), label, undefined, sourceDeleted), sourceDeleted };
+  return { prompt: servedForLabel(promptFromItem(content, 1, served), label, undefined, sourceDeleted), sourceDeleted };
 }

@@ -37,7 +37,7 @@ export interface ReadInfo {
   readonly tableName: string;
   /** The prompt id read. */
   readonly promptId: string;
-  /** The version number served (0 for a fallback). */
+  /** The version number served: with a rollout, the served arm's version (0 for a fallback). */
   readonly version: number;
   /** The exact version asked for; `undefined` for CURRENT. */
   readonly requestedVersion: number | undefined;
@@ -46,6 +46,12 @@ export interface ReadInfo {
   readonly source: ReadSource;
   readonly stale: boolean;
   readonly ageSeconds: number;
+  /** The label read (`getPrompt(id, { label })`); `undefined` for CURRENT and exact versions. */
+  readonly label: string | undefined;
+  /** The label's rollout, while one is in progress; `undefined` without (or for a fallback). */
+  readonly rolloutId: string | undefined;
+  /** The rollout arm served (`A`: the label's own version, `B`: the candidate); `undefined` without a rollout. */
+  readonly arm: 'A' | 'B' | undefined;
 }
 
 /** Called once per successful read; an exception it throws is reported once on stderr and never fails the read. */
@@ -72,9 +78,19 @@ export function provenance(source: ReadSource, stale: boolean, readAt: number): 
 
 /** The per-read info of a served prompt. */
 export function readInfo(
-  tableName: string, prompt: { id: string; version: number; checksum: string; provenance: Provenance }, requestedVersion: number | undefined,
+  tableName: string,
+  prompt: {
+    id: string;
+    version: number;
+    checksum: string;
+    provenance: Provenance;
+    label?: string;
+    rollout?: { readonly rolloutId: string; readonly arm: 'A' | 'B' };
+  },
+  requestedVersion: number | undefined,
 ): ReadInfo {
   const p = prompt.provenance;
+  const rollout = prompt.rollout;
   return {
     tableName,
     promptId: prompt.id,
@@ -84,6 +100,9 @@ export function readInfo(
     source: p.source,
     stale: p.stale,
     ageSeconds: p.ageSeconds,
+    label: prompt.label,
+    rolloutId: rollout?.rolloutId,
+    arm: rollout?.arm,
   };
 }
 
@@ -102,7 +121,9 @@ const stdout: LineWriter = (line) => { process.stdout.write(line + '\n'); };
 
 /**
  * A hook that writes one structured JSON log line per read:
- * `{"level":"INFO","message":"prompt read","promptId":…,"version":…,"source":…,"stale":…,"ageSeconds":…,"checksum":…}`.
+ * `{"level":"INFO","message":"prompt read","promptId":…,"version":…,"source":…,"stale":…,"ageSeconds":…,"checksum":…}`,
+ * plus `requestedVersion` for an exact version, `label` for a labeled read, and `rolloutId` and `arm` while the label
+ * has a rollout (each only when set).
  * @example
  * const prompts = new PromptClient({ onRead: logReads() });
  */
@@ -120,6 +141,8 @@ export function logReads(options: { readonly write?: LineWriter; readonly level?
       ageSeconds: Math.round(info.ageSeconds * 1000) / 1000,
       checksum: info.checksum,
       ...(info.requestedVersion !== undefined ? { requestedVersion: info.requestedVersion } : {}),
+      ...(info.label !== undefined ? { label: info.label } : {}),
+      ...(info.rolloutId !== undefined ? { rolloutId: info.rolloutId, arm: info.arm } : {}),
     }));
   };
 }
@@ -150,6 +173,11 @@ export interface EmfReadMetrics {
  * CloudWatch Embedded Metric Format metrics of the reads ({@link ReaderReadMetric}): reads served by each tier, stale
  * and fallback serves, table reads and L2 errors (from the client's `stats()`). Counts are summed per table and
  * written as one EMF line per `flushIntervalSeconds`, so the cost per read is a few additions.
+ *
+ * Labels and rollout arms are not metric dimensions: each would multiply the metrics by the labels (and rollouts)
+ * every reader uses, and a rollout id is new per rollout (a fresh set of custom metrics each time). The EMF line
+ * stays one series per table; which label and arm served each read is in the log line (`logReads`) and the span
+ * (`otelReadAttributes`), where a query can group by them.
  * @example
  * const metrics = emfReadMetrics();
  * const prompts = new PromptClient({ onRead: metrics.onRead });
@@ -215,7 +243,8 @@ interface OtelApi {
 
 /**
  * A hook that sets attributes on the active OpenTelemetry span of each read — `gen_ai.prompt.name`,
- * `gen_ai.prompt.version`, `prompt.source`, `prompt.stale`, `prompt.age_seconds` — or `undefined` when
+ * `gen_ai.prompt.version` (the served arm's version), `prompt.source`, `prompt.stale`, `prompt.age_seconds`, and for a
+ * labeled read `prompt.label`, with `prompt.rollout.id` and `prompt.rollout.arm` while it has a rollout — or `undefined` when
  * `@opentelemetry/api` cannot be loaded (it is never a dependency of this package: install it, or use a layer that has
  * it). Pass the result straight to the client: `undefined` leaves the hook unset.
  * @example
@@ -230,13 +259,19 @@ export function otelReadAttributes(load: () => unknown = loadOtel): OnRead | und
   }
   if (typeof api?.trace?.getActiveSpan !== 'function') return undefined;
   return (info) => {
-    api.trace.getActiveSpan()?.setAttributes({
+    const span = api.trace.getActiveSpan();
+    if (span === undefined) return;
+    const attributes: Record<string, string | number | boolean> = {
       'gen_ai.prompt.name': info.promptId,
       'gen_ai.prompt.version': info.version,
       'prompt.source': info.source,
       'prompt.stale': info.stale,
       'prompt.age_seconds': info.ageSeconds,
-    });
+    };
+    if (info.label !== undefined) attributes['prompt.label'] = info.label;
+    if (info.rolloutId !== undefined) attributes['prompt.rollout.id'] = info.rolloutId;
+    if (info.arm !== undefined) attributes['prompt.rollout.arm'] = info.arm;
+    span.setAttributes(attributes);
   };
 }
 

@@ -7,20 +7,31 @@
  * and the reason logged once; arm B is never served with content other than the candidate the map names.
  */
 import type { Prompt, PromptRollout } from './prompt';
-import { servedForLabel, staleCopy } from './prompt';
+import { servedCopy, servedForLabel, staleCopy } from './prompt';
 import { versionKey } from '../schema/keys';
 import { RolloutSpec, rolloutBucket, ROLLOUT_SCALE } from '../schema/labels';
 
 /** Stickiness keys whose bucket one label entry remembers (a few tens of kilobytes at most). */
 export const MAX_REMEMBERED_BUCKETS = 1024;
 
-/** One label entry's rollout: both arms once the candidate is in hand. */
+/** How a read is served: a fresh copy from memory, the copy just loaded (provenance of its read), or stale. */
+export type ServeMode = 'hit' | 'loaded' | 'stale';
+
+/**
+ * One label entry's rollout: both arms once the candidate is in hand, each in three copies that differ only in
+ * `provenance` (built once, so a hit allocates nothing): as loaded (`l2` or `table`, from the read that brought it),
+ * as a hit serves it (`l1`), and stale (`l1`, `stale: true`, built on first use).
+ */
 export class RolloutState {
-  /** Arm A as served (the label's prompt with `rollout.arm = 'A'`). */
+  /** Arm A as loaded (the label's prompt with `rollout.arm = 'A'`, the provenance of the label item's read). */
   readonly armA: Prompt;
-  readonly armAResolved: Promise<Prompt>;
+  /** Arm A as a hit serves it (provenance `l1`), and its settled promise. */
+  readonly armAHit: Prompt;
+  readonly armAHitResolved: Promise<Prompt>;
+  /** Arm B as loaded (the provenance of the candidate's read; `l1` when the candidate was already in memory). */
   armB: Prompt | undefined;
-  armBResolved: Promise<Prompt> | undefined;
+  armBHit: Prompt | undefined;
+  armBHitResolved: Promise<Prompt> | undefined;
   /** Why arm B cannot be served (permanent for this label item); arm A is served to its share instead. */
   problem: string | undefined;
   /** The candidate's load under way; reads assigned arm B wait for it. */
@@ -32,17 +43,24 @@ export class RolloutState {
 
   constructor(readonly spec: RolloutSpec, readonly label: string, labelPrompt: Prompt) {
     this.armA = servedForLabel(labelPrompt, label, this.report('A'), labelPrompt.sourceDeleted);
-    this.armAResolved = Promise.resolve(this.armA);
+    this.armAHit = servedCopy(this.armA, 'l1', false);
+    this.armAHitResolved = Promise.resolve(this.armAHit);
   }
 
-  /** Takes the candidate version's prompt: arm B when its checksum is the map's, else a fault. */
+  /**
+   * Takes the candidate version's prompt (as its read served it: pass a copy held in memory as its `l1` copy): arm B
+   * when its checksum is the map's, else a fault.
+   */
   offer(candidate: Prompt): void {
     if (candidate.checksum !== this.spec.candidateChecksum) {
       this.problem = `candidate ${versionKey(this.spec.candidateVersion)} has checksum ${candidate.checksum}, the rollout names ${this.spec.candidateChecksum}`;
       return;
     }
-    this.armB = servedForLabel(candidate, this.label, this.report('B'), this.armA.sourceDeleted);
-    this.armBResolved = Promise.resolve(this.armB);
+    const armB = servedForLabel(candidate, this.label, this.report('B'), this.armA.sourceDeleted);
+    this.armBHit = servedCopy(armB, 'l1', false);
+    this.armBHitResolved = Promise.resolve(this.armBHit);
+    this.staleB = undefined;
+    this.armB = armB;
     this.problem = undefined;
   }
 
@@ -61,9 +79,17 @@ export class RolloutState {
     return bucket < percentBp ? 'B' : 'A';
   }
 
-  /** The stale copy of an arm (stale-while-revalidate, stale-if-error), built on first use. */
-  stale(arm: 'A' | 'B'): Prompt {
-    if (arm === 'A') return this.staleA ??= staleCopy(this.armA);
+  /** Arm A's copy for a read served `mode`. */
+  servedA(mode: ServeMode): Prompt {
+    if (mode === 'hit') return this.armAHit;
+    if (mode === 'loaded') return this.armA;
+    return this.staleA ??= staleCopy(this.armA);
+  }
+
+  /** Arm B's copy for a read served `mode` (arm B in hand). */
+  servedB(mode: ServeMode): Prompt {
+    if (mode === 'hit') return this.armBHit!;
+    if (mode === 'loaded') return this.armB!;
     return this.staleB ??= staleCopy(this.armB!);
   }
 

@@ -2,7 +2,10 @@
  * Typed prompts: `cdk-prompt-serving types` writes a declaration file that fills {@link PromptCatalog} (module
  * augmentation of `cdk-prompt-serving/runtime`), so `getPrompt('support/triage')` returns a prompt whose `render`
  * argument lists that prompt's variables: a renamed or misspelt variable fails `tsc`, not production. Without the
- * generated file the catalog is empty and every id gives the untyped `Prompt`. Types only: nothing here exists at run time.
+ * generated file the catalog is empty and every id gives the untyped `Prompt`. A labeled read (`getPrompt(id, { label,
+ * stickinessKey })`) has the same render signature as the CURRENT read: the types describe the prompt files (or the
+ * CURRENT items) they were generated from, so a label or rollout arm on a version with other variables is caught by
+ * `render`'s run-time check, not by `tsc`. Types only: nothing here exists at run time.
  */
 import type { ChatPrompt, Prompt, RenderedChat, TextPrompt } from './prompt';
 import type { RenderOptions } from './render';

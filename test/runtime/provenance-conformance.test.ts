@@ -6,21 +6,40 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DynamoDBClient, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { failNextGetItems, fakeDate } from './fixtures';
-import { emfReadMetrics, logReads, PromptClient, PromptClientOptions, PromptFallback, ReadInfo } from '../../src/runtime';
+import { emfReadMetrics, logReads, otelReadAttributes, PromptClient, PromptClientOptions, PromptFallback, ReadInfo } from '../../src/runtime';
+import { provenance, readInfo } from '../../src/runtime/provenance';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
 interface Step {
   readonly read?: string;
   readonly version?: number;
+  readonly label?: string;
+  readonly stickinessKey?: string;
   readonly fallback?: PromptFallback;
   readonly advance?: number;
   readonly failTable?: boolean;
-  readonly expect?: { source: string; stale: boolean; version: number; ageSeconds: number; requestedVersion?: number };
+  readonly expect?: {
+    source: string;
+    stale: boolean;
+    version: number;
+    ageSeconds: number;
+    requestedVersion?: number;
+    label?: string;
+    rolloutId?: string;
+    arm?: 'A' | 'B';
+  };
 }
+/** A vector's ReadInfo: `null` where the client has `undefined`. */
+type NullableInfo = { [K in keyof ReadInfo]: undefined extends ReadInfo[K] ? Exclude<ReadInfo[K], undefined> | null : ReadInfo[K] };
+const fromVector = (info: NullableInfo): ReadInfo => Object.fromEntries(
+  Object.entries(info).map(([k, v]) => [k, v === null ? undefined : v]),
+) as unknown as ReadInfo;
 const FIXTURE = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'conformance', 'fixtures', 'provenance.json'), 'utf8')) as {
   items: Record<string, AttributeValue>[];
   scenarios: { name: string; options: PromptClientOptions; steps: Step[] }[];
-  logLine: { info: Omit<ReadInfo, 'requestedVersion'> & { requestedVersion: number | null }; expected: Record<string, unknown> };
+  logLine: { info: NullableInfo; expected: Record<string, unknown> };
+  logLineLabeled: { info: NullableInfo; expected: Record<string, unknown> };
+  otel: { info: NullableInfo; expected: Record<string, unknown> }[];
   emf: { reads: { source: ReadInfo['source']; stale: boolean }[]; tableName: string; expected: Record<string, unknown> };
 };
 
@@ -54,11 +73,14 @@ test.each(FIXTURE.scenarios.map((s) => [s.name, s] as const))('%s', async (_name
     if (step.advance !== undefined) clock.advanceSeconds(step.advance);
     if (step.failTable === true) failNextGetItems(ddb, 1000, 'InternalServerError');
     if (step.read === undefined) continue;
-    const prompt = await prompts.getPrompt(step.read, { version: step.version, fallback: step.fallback });
+    const { version, fallback, label, stickinessKey } = step;
+    const prompt = await prompts.getPrompt(step.read, { version, fallback, label, stickinessKey });
     const info = reads.at(-1)!;
     const want = step.expect!;
     expect({ source: prompt.provenance.source, stale: prompt.provenance.stale, version: prompt.version })
       .toEqual({ source: want.source, stale: want.stale, version: want.version });
+    expect({ label: prompt.label, rolloutId: prompt.rollout?.rolloutId, arm: prompt.rollout?.arm })
+      .toEqual({ label: want.label, rolloutId: want.rolloutId, arm: want.arm });
     expect(Math.abs(prompt.provenance.ageSeconds - want.ageSeconds)).toBeLessThan(0.5);
     expect(info).toMatchObject({
       tableName: table,
@@ -69,17 +91,24 @@ test.each(FIXTURE.scenarios.map((s) => [s.name, s] as const))('%s', async (_name
       source: want.source,
       stale: want.stale,
     });
+    expect({ label: info.label, rolloutId: info.rolloutId, arm: info.arm }).toEqual({ label: want.label, rolloutId: want.rolloutId, arm: want.arm });
     expect(Math.abs(info.ageSeconds - want.ageSeconds)).toBeLessThan(0.5);
   }
   expect(reads).toHaveLength(scenario.steps.filter((s) => s.read !== undefined).length);
   await new Promise((r) => setTimeout(r, 20)); // background refreshes settle before the SDK client is destroyed
 });
 
-test('logReads writes the vector\'s line', () => {
+test.each([['CURRENT', FIXTURE.logLine], ['labeled, rollout arm', FIXTURE.logLineLabeled]] as const)('logReads writes the vector\'s line (%s)', (_name, vector) => {
   const lines: string[] = [];
-  const info: ReadInfo = { ...FIXTURE.logLine.info, requestedVersion: FIXTURE.logLine.info.requestedVersion ?? undefined };
-  logReads({ write: (l) => lines.push(l) })(info, undefined as unknown as PromptClient);
-  expect(JSON.parse(lines[0])).toEqual(FIXTURE.logLine.expected);
+  logReads({ write: (l) => lines.push(l) })(fromVector(vector.info), undefined as unknown as PromptClient);
+  expect(JSON.parse(lines[0])).toEqual(vector.expected);
+});
+
+test.each(FIXTURE.otel.map((v, i) => [i, v] as const))('otelReadAttributes sets the vector\'s attributes (%i)', (_i, vector) => {
+  const set: Record<string, unknown>[] = [];
+  const hook = otelReadAttributes(() => ({ trace: { getActiveSpan: () => ({ setAttributes: (a: Record<string, unknown>) => set.push(a) }) } }));
+  hook!(fromVector(vector.info), undefined as unknown as PromptClient);
+  expect(set).toEqual([vector.expected]);
 });
 
 test('emfReadMetrics writes the vector\'s line', () => {
@@ -89,7 +118,18 @@ test('emfReadMetrics writes the vector\'s line', () => {
   const lines: string[] = [];
   const metrics = emfReadMetrics({ write: (l) => lines.push(l) });
   for (const r of FIXTURE.emf.reads) {
-    metrics.onRead({ tableName: FIXTURE.emf.tableName, promptId: 'p', version: 1, requestedVersion: undefined, checksum: 'c', ageSeconds: 0, ...r }, client);
+    metrics.onRead({
+      tableName: FIXTURE.emf.tableName,
+      promptId: 'p',
+      version: 1,
+      requestedVersion: undefined,
+      checksum: 'c',
+      ageSeconds: 0,
+      label: undefined,
+      rolloutId: undefined,
+      arm: undefined,
+      ...r,
+    }, client);
   }
   metrics.flush();
   expect(lines).toHaveLength(1);
@@ -97,4 +137,19 @@ test('emfReadMetrics writes the vector\'s line', () => {
   expect(typeof line._aws.Timestamp).toBe('number');
   delete line._aws.Timestamp;
   expect(line).toEqual(FIXTURE.emf.expected);
+});
+
+test('surface.json: ReadInfo has the listed fields, in order', () => {
+  const surface = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'conformance', 'fixtures', 'surface.json'), 'utf8')) as {
+    readInfo: { fields: string[] };
+  };
+  const info = readInfo('t', {
+    id: 'p',
+    version: 2,
+    checksum: 'c',
+    provenance: provenance('l1', false, Date.now()),
+    label: 'canary',
+    rollout: { rolloutId: 'r', arm: 'B' },
+  }, undefined);
+  expect(Object.keys(info)).toEqual(surface.readInfo.fields);
 });

@@ -7,6 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { context, ROOT_CONTEXT, trace, type Context, type ContextManager, type Span, type SpanContext } from '@opentelemetry/api';
 import { createClient } from 'redis';
 import { failNextGetItems, fakeDate, publish, textContent } from './fixtures';
+import { rolloutMap, writeLabel } from './labels-fixtures';
 import {
   combineReadHooks, emfReadMetrics, logReads, otelReadAttributes, PromptCacheL2, PromptClient, ReadInfo,
 } from '../../src/runtime';
@@ -24,6 +25,10 @@ beforeAll(async () => {
   table = await createServingTable(admin);
   await publish(admin, table, 'greeting', 1, textContent('Hello {{name}}!'));
   await publish(admin, table, 'greeting', 2, textContent('Hi {{name}}!'));
+  // A 50 % rollout of v2 on `canary` (v1): `user-0` falls in arm A, `user-4` in arm B (provenance.json says why).
+  await writeLabel(admin, table, 'greeting', 'canary', 1, textContent('Hello {{name}}!'), {
+    rollout: rolloutMap('r-1', 2, textContent('Hi {{name}}!'), 5000),
+  });
   server = await startRedisServer();
   redis = createClient({ url: server.url, socket: { reconnectStrategy: false } });
   await redis.connect();
@@ -92,6 +97,26 @@ test('a hit returns the same frozen object every time: per-read provenance costs
   expect(JSON.parse(JSON.stringify(a.provenance))).toMatchObject({ source: 'l1', stale: false, readAt: expect.any(Number) });
 });
 
+test('labeled hits return one frozen object per arm (l1), built once; the first read of each is its load', async () => {
+  // GIVEN
+  const { prompts, reads } = client();
+  // WHEN
+  const firstB = await prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-4' });
+  const hitsB = [await prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-4' }), await prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-4' })];
+  const hitsA = [await prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-0' }), await prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-0' })];
+  // THEN
+  expect(firstB.provenance.source).toBe('table');
+  expect(hitsB[0]).toBe(hitsB[1]);
+  expect(hitsA[0]).toBe(hitsA[1]);
+  expect(hitsB[0]).not.toBe(firstB);
+  expect([hitsA[0], hitsB[0]].map((p) => [p.provenance.source, p.version, p.rollout?.arm])).toEqual([['l1', 1, 'A'], ['l1', 2, 'B']]);
+  expect(hitsB[0].content).toBe(firstB.content); // the copies share the frozen content
+  expect(reads.map((r) => [r.source, r.version, r.label, r.rolloutId, r.arm])).toEqual([
+    ['table', 2, 'canary', 'r-1', 'B'], ['l1', 2, 'canary', 'r-1', 'B'], ['l1', 2, 'canary', 'r-1', 'B'],
+    ['l1', 1, 'canary', 'r-1', 'A'], ['l1', 1, 'canary', 'r-1', 'A'],
+  ]);
+});
+
 test('stale-while-revalidate: l1 and stale; stale-if-error: l1 and stale; nothing readable: fallback', async () => {
   // GIVEN a copy past maxAgeSeconds
   const clock = fakeDate();
@@ -133,6 +158,27 @@ test('a copy served from the L2 says l2, and its age is that of the table read b
   expect(shared.provenance.source).toBe('l2');
   expect(shared.provenance.ageSeconds).toBeGreaterThan(0.01);
   expect(second.reads.map((r) => r.source)).toEqual(['l2']);
+});
+
+test('a labeled read served from the L2 says l2, for each arm (the label item and the candidate both from the L2)', async () => {
+  // GIVEN one instance filled the L2 with the label item and the candidate
+  await redis.flushAll();
+  const first = client({ l2: l2() });
+  await first.prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-0' });
+  const deadline = Date.now() + 2000;
+  while ((await redis.keys('*')).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 20));
+  // WHEN other instances read arm B, and arm A, first
+  const second = client({ l2: l2() });
+  const b = await second.prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-4' });
+  const third = client({ l2: l2() });
+  const a = await third.prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-0' });
+  // THEN
+  expect([b.provenance.source, b.version, b.rollout?.arm]).toEqual(['l2', 2, 'B']);
+  expect([a.provenance.source, a.version, a.rollout?.arm]).toEqual(['l2', 1, 'A']);
+  expect(second.reads.map((r) => [r.source, r.arm])).toEqual([['l2', 'B']]);
+  expect(third.reads.map((r) => [r.source, r.arm])).toEqual([['l2', 'A']]);
+  expect(second.prompts.stats().storeReads + third.prompts.stats().storeReads).toBe(0);
 });
 
 test('a hook that throws never fails the read, and is reported once', async () => {

@@ -88,7 +88,11 @@ describe('TypeScript', () => {
       '  const id: string = \'chosen-at-run-time\';',
       '  const untyped = await prompts.getPrompt(id);',
       '  const e = untyped.templateType === \'TEXT\' ? untyped.render({ anything: 1 }) : untyped.render({}).messages;',
-      '  return [a, b, messages, system, c, d, e];',
+      '  const labeled = await prompts.getPrompt(\'greeting\', { label: \'production\', stickinessKey: \'user-1\' });',
+      '  const f: string = labeled.render({ name: \'Ana\', product: \'x\' });',
+      '  const arm: \'A\' | \'B\' | undefined = labeled.rollout?.arm;',
+      '  const g = (await prompts.getPrompt(\'chat\', { label: \'staging\' })).render({ topic: \'t\', question: \'q\' }).messages;',
+      '  return [a, b, messages, system, c, d, e, f, arm, labeled.label, labeled.provenance.source, g];',
     ].join('\n'))).toEqual([]);
   });
 
@@ -98,6 +102,7 @@ describe('TypeScript', () => {
     ['an object for a plain variable', 'greeting.render({ name: { first: \'Ana\' }, product: \'x\' })', /not assignable to type 'TemplateValue'/],
     ['no variables at all', 'greeting.render()', /Expected 1-2 arguments, but got 0/],
     ['a variable for a prompt that takes none', '(await prompts.getPrompt(\'static\')).render({ x: \'1\' })', /not assignable/],
+    ['a renamed variable in a labeled read', '(await prompts.getPrompt(\'greeting\', { label: \'production\' })).render({ customerName: \'Ana\', product: \'x\' })', /customerName/],
   ])('%s fails tsc', (_what, call, message) => {
     const errors = tsc(`  const greeting = await prompts.getPrompt('greeting');\n  return ${call};`);
     expect(errors.length).toBeGreaterThan(0);
@@ -201,7 +206,11 @@ describe('Python stub', () => {
       '    chat = prompts.get_prompt("chat").render({"topic": "billing", "question": "q"})',
       '    c: str = prompts.get_prompt("static").render()',
       '    d: str = prompts.get_prompt("support/odd-names").render({"user.name": "U", "first-name": "F", "__proto__": "P"})',
-      '    return [a, b, chat, c, d]',
+      '    labeled = prompts.get_prompt("greeting", label="production", stickiness_key="user-1")',
+      '    e: str = labeled.render({"name": "Ana", "product": "x"})',
+      '    f = prompts.get_prompt("chat", label="staging").render({"topic": "t", "question": "q"})',
+      '    untyped = prompts.get_prompt(str(a), label="production", fallback=None)',
+      '    return [a, b, chat, c, d, e, f, labeled.rollout, labeled.label, labeled.provenance.source, untyped]',
     ].join('\n'))).toEqual([]);
   });
 
@@ -211,9 +220,11 @@ describe('Python stub', () => {
       '    return [',
       '        greeting.render({"customer_name": "Ana", "product": "x"}),',
       '        greeting.render({"name": {"first": "Ana"}, "product": "x"}),',
+      '        prompts.get_prompt("greeting", label="production").render({"customer": "Ana", "product": "x"}),',
       '    ]',
     ].join('\n'));
     expect(errors.join('\n')).toMatch(/Extra key "customer_name"/);
+    expect(errors.join('\n')).toMatch(/Extra key "customer"/); // the labeled read is typed as the CURRENT read
     expect(errors.join('\n')).toMatch(/Missing key "name"/);
     expect(errors.join('\n')).toMatch(/has incompatible type "dict\[str, str\]"; expected "str \| int \| float \| bool"|Incompatible types \(expression has type "dict\[str, str\]", TypedDict item "name" has type/);
   });
