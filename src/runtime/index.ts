@@ -28,4 +28,4 @@ export type { PromptCacheL2 } from './l2';
 export type { PromptClientStats } from './stats';
 export { combineReadHooks, emfReadMetrics, logReads, otelReadAttributes } from './provenance';
 export type { PromptCatalog, PromptFor, TemplateJson, TemplateValue, TypedChatPrompt, TypedTextPrompt } from './typed';
-export type { EmfReadMetrics, EmfReadMetricsOptions, LineWriter, OnRead, Provenance, ReadInfo, ReadSource } from './provenance';
+export type { EmfReadMetrics, EmfReadMetricsOptions, LineWriter, OnRead, Provenance, ReadInfo, ReadingClient, ReadSource } from './provenance';

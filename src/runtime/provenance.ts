@@ -8,7 +8,6 @@
  * line, CloudWatch EMF metrics, or OpenTelemetry span attributes; `combineReadHooks` runs several.
  */
 import { createRequire } from 'node:module';
-import type { PromptClient } from './client';
 import type { PromptClientStats } from './stats';
 import { Env } from '../schema/env';
 import { READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderReadMetric } from '../schema/metrics';
@@ -55,7 +54,12 @@ export interface ReadInfo {
 }
 
 /** Called once per successful read; an exception it throws is reported once on stderr and never fails the read. */
-export type OnRead = (info: ReadInfo, client: PromptClient) => void;
+export type OnRead = (info: ReadInfo, client: ReadingClient) => void;
+
+/** What a hook may ask of the client that read (a `PromptClient`): its counters. */
+export interface ReadingClient {
+  stats(): PromptClientStats;
+}
 
 class ServedProvenance implements Provenance {
   constructor(readonly source: ReadSource, readonly stale: boolean, readonly readAt: number) {
@@ -188,7 +192,7 @@ export function emfReadMetrics(options: EmfReadMetricsOptions = {}): EmfReadMetr
   const namespace = options.namespace ?? READER_METRICS_NAMESPACE;
   let counts = newCounts();
   let tableName = options.tableName ?? process.env[Env.tableName] ?? '';
-  let client: PromptClient | undefined;
+  let client: ReadingClient | undefined;
   let base: PromptClientStats | undefined;
   let lastFlush = Date.now();
   const flush = (): void => {

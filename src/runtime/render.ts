@@ -18,7 +18,6 @@
  *   `invalid`). Values are inserted verbatim in one pass: a value containing `{{…}}` is never expanded again.
  */
 import { PromptRenderError } from './errors';
-import type { TemplateJson, TemplateValue } from './typed';
 import { canonicalJson, JsonValue, setOwn } from '../schema/checksum';
 import { TEMPLATE_VARIABLE, templateVariables } from '../schema/template';
 
@@ -27,6 +26,12 @@ import { TEMPLATE_VARIABLE, templateVariables } from '../schema/template';
  * `undefined` or `null` value is a missing variable. (Checked again at run time: a value of another type, from
  * untyped code, is an invalid value.)
  */
+/** A value a `{{placeholder}}` takes (a variable listed in `json_variables` takes any JSON value). */
+export type TemplateValue = string | number | boolean;
+
+/** A JSON value (the type of a `json_variables` variable). */
+export type TemplateJson = string | number | boolean | null | readonly TemplateJson[] | { readonly [key: string]: TemplateJson };
+
 export type PromptVariables = Readonly<Record<string, TemplateValue | TemplateJson | null | undefined>>;
 
 /** Options of one `render` call. */

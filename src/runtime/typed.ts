@@ -10,11 +10,8 @@
 import type { ChatPrompt, Prompt, RenderedChat, TextPrompt } from './prompt';
 import type { RenderOptions } from './render';
 
-/** A value a `{{placeholder}}` takes (a variable listed in `json_variables` takes any JSON value). */
-export type TemplateValue = string | number | boolean;
+export type { TemplateJson, TemplateValue } from './render';
 
-/** A JSON value (the type of a `json_variables` variable). */
-export type TemplateJson = string | number | boolean | null | readonly TemplateJson[] | { readonly [key: string]: TemplateJson };
 
 /**
  * The prompts known at compile time, by id: `{ templateType: 'TEXT' | 'CHAT'; variables: { name: TemplateValue; … } }`.
