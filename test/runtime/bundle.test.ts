@@ -6,7 +6,7 @@
  * package's real `exports` map: the handler `import`s the client, so esbuild takes the ES module entry (condition
  * `import`) even for this CommonJS output, as `NodejsFunction` does.
  *
- * Budget: 47 KB (45.6 KB measured). Labels and sticky rollouts (issue 16: the label path of the client, ~5 KB;
+ * Budget: 48 KB (46.7 KB measured). Labels and sticky rollouts (issue 16: the label path of the client, ~5 KB;
  * the label name and rollout map rules with their messages, shared with the Python client through conformance
  * fixtures, ~2.3 KB; the rollout arms, ~1.4 KB) and strict rendering with per-copy read provenance (issue 17:
  * `render.ts`, the variable checks, canonical JSON values, the one-error report, ~3.7 KB; the provenance helpers —
@@ -26,7 +26,7 @@ import * as path from 'node:path';
 import { build, Metafile } from 'esbuild';
 import { installCompiledPackage } from '../support/compiled-package';
 
-const BUDGET_BYTES = 47 * 1024;
+const BUDGET_BYTES = 48 * 1024;
 const root = path.resolve(__dirname, '../..');
 
 const handler = `
