@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import PromptClient
@@ -155,8 +155,10 @@ def log_reads(*, write: Optional[Callable[[str], None]] = None, level: str = "IN
 
 class EmfReadMetrics:
     """CloudWatch Embedded Metric Format metrics of the reads (``READER_READ_METRICS``): reads served by each tier,
-    stale and fallback serves, table reads and L2 errors (from the client's ``stats()``), summed in memory and written
-    as one EMF line per ``flush_interval_seconds`` (at the first read after it) and by ``flush()``.
+    stale and fallback serves, table reads and L2 errors (from the client's ``stats()``, counted from the client's
+    creation), summed in memory per table and written as one EMF line per table every ``flush_interval_seconds`` (at
+    the first read after it), at once for a read served from ``fallback`` (so the fallback alarm sees it), and by
+    ``flush()`` (call it at the end of a handler).
 
     Labels and rollout arms are not metric dimensions: each would multiply the metrics by the labels (and rollouts)
     the readers use, and a rollout id is new per rollout. The EMF line stays one series per table; which label and arm
@@ -175,61 +177,76 @@ class EmfReadMetrics:
         self._write = write or _stdout
         self._namespace = namespace
         self._fixed_table = table_name
-        self._table = table_name or os.environ.get(Env.table_name, "")
         self._clock = clock
         self._lock = threading.Lock()
-        self._counts = _counts()
-        self._client: Optional["PromptClient"] = None
-        self._base: Optional[Any] = None
+        # per table (the EMF dimension): the reads counted since the last line, and each client reading it (by id)
+        # with its stats at that line, from zero at the client's creation
+        self._tables: Dict[str, _TableCounts] = {}
+        self._client_tables: Dict[int, _TableCounts] = {}
         self._last_flush = clock()
 
     def on_read(self, info: ReadInfo, client: "PromptClient") -> None:
         due = False
         with self._lock:
-            if self._client is not client:
-                self._client = client
-                self._base = client.stats()
-                if self._fixed_table is None:
-                    self._table = info.table_name
-            c = self._counts
+            table = self._client_tables.get(id(client))
+            if table is None:
+                name = self._fixed_table or info.table_name or os.environ.get(Env.table_name, "")
+                table = self._tables.get(name)
+                if table is None:
+                    table = self._tables[name] = _TableCounts()
+                table.clients[id(client)] = (client, 0, 0)
+                self._client_tables[id(client)] = table
+            c = table.counts
             c["reads"] += 1
             c[info.source] += 1
             if info.stale and info.source != "fallback":
                 c["stale"] += 1
-            due = self._clock() - self._last_flush >= self._interval
+            # a fallback serve is written at once: a Lambda that serves fallbacks may not read again for long (or ever)
+            due = info.source == "fallback" or self._clock() - self._last_flush >= self._interval
         if due:
             self.flush()
 
     def flush(self) -> None:
-        """Writes one EMF line with the counts since the last one (nothing if there were no reads)."""
+        """Writes one EMF line per table with the counts since the last one (nothing for a table without reads)."""
+        lines: List[str] = []
         with self._lock:
             self._last_flush = self._clock()
-            stats = self._client.stats() if self._client is not None else None
-            table_reads = l2_errors = 0
-            if stats is not None and self._base is not None:
-                table_reads = stats["store_reads"] - self._base["store_reads"]
-                l2_errors = stats["l2_errors"] - self._base["l2_errors"]
-            if stats is not None:
-                self._base = stats
-            c = self._counts
-            if c["reads"] == 0 and table_reads == 0 and l2_errors == 0:
-                return
-            self._counts = _counts()
-            values = dict(zip(READER_READ_METRICS.values(), (
-                c["l1"], c["l2"], c["table"], c["fallback"], c["stale"], table_reads, l2_errors)))
-            line = {
-                "_aws": {
-                    "Timestamp": int(self._last_flush * 1000),
-                    "CloudWatchMetrics": [{
-                        "Namespace": self._namespace,
-                        "Dimensions": [[READER_METRICS_DIMENSION]],
-                        "Metrics": [{"Name": name, "Unit": "Count"} for name in values],
-                    }],
-                },
-                READER_METRICS_DIMENSION: self._table,
-                **values,
-            }
-        self._write(json.dumps(line))
+            for table_name, table in self._tables.items():
+                table_reads = l2_errors = 0
+                for key, (client, store_reads, errors) in list(table.clients.items()):
+                    stats = client.stats()
+                    table_reads += stats["store_reads"] - store_reads
+                    l2_errors += stats["l2_errors"] - errors
+                    table.clients[key] = (client, stats["store_reads"], stats["l2_errors"])
+                c = table.counts
+                if c["reads"] == 0 and table_reads == 0 and l2_errors == 0:
+                    continue
+                table.counts = _counts()
+                values = dict(zip(READER_READ_METRICS.values(), (
+                    c["l1"], c["l2"], c["table"], c["fallback"], c["stale"], table_reads, l2_errors)))
+                line = {
+                    "_aws": {
+                        "Timestamp": int(self._last_flush * 1000),
+                        "CloudWatchMetrics": [{
+                            "Namespace": self._namespace,
+                            "Dimensions": [[READER_METRICS_DIMENSION]],
+                            "Metrics": [{"Name": name, "Unit": "Count"} for name in values],
+                        }],
+                    },
+                    READER_METRICS_DIMENSION: table_name,
+                    **values,
+                }
+                lines.append(json.dumps(line))
+        for text in lines:
+            self._write(text)
+
+
+class _TableCounts:
+    __slots__ = ("counts", "clients")
+
+    def __init__(self) -> None:
+        self.counts = _counts()
+        self.clients: Dict[int, Tuple["PromptClient", int, int]] = {}
 
 
 def _counts() -> Dict[str, int]:

@@ -166,6 +166,27 @@ def test_emf_flushes_by_itself_after_the_interval_and_counts_table_reads(ddb_loc
     assert len(lines) == 1  # an empty interval writes nothing
 
 
+def test_emf_counts_table_reads_from_creation_per_table_and_writes_a_fallback_at_once(ddb_local: Any, items_table: str) -> None:
+    lines: List[str] = []
+    metrics = emf_read_metrics(write=lines.append, flush_interval_seconds=3600)
+    a = PromptClient(table_name=items_table, dynamodb_client=ddb_local.client(), on_read=metrics.on_read)
+    b = PromptClient(table_name="other-table", dynamodb_client=ddb_local.client(), on_read=metrics.on_read)
+    a.get_prompt("greeting")  # the first reported read: its GetItem happened before the hook ran
+    a.get_prompt("greeting")
+    metrics.on_read(ReadInfo("other-table", "p", 1, None, "c", "table", False, 0.0), b)
+    metrics.flush()
+    by_table = {line["TableName"]: line for line in map(json.loads, lines)}
+    assert sorted(by_table) == sorted([items_table, "other-table"])
+    t = by_table[items_table]
+    assert (t["ReaderServedTable"], t["ReaderServedL1"], t["ReaderTableReads"]) == (1, 1, a.stats()["store_reads"])
+    assert t["ReaderTableReads"] >= 1
+    o = by_table["other-table"]
+    assert (o["ReaderServedTable"], o["ReaderServedL1"], o["ReaderTableReads"]) == (1, 0, 0)
+    lines.clear()
+    metrics.on_read(ReadInfo("other-table", "p", 1, None, "c", "fallback", True, 0.0), b)  # written at once
+    assert [(json.loads(x)["TableName"], json.loads(x)["ReaderServedFallback"]) for x in lines] == [("other-table", 1)]
+
+
 def test_emf_counts_from_many_threads_add_up(ddb_local: Any, items_table: str) -> None:
     lines: List[str] = []
     metrics = emf_read_metrics(write=lines.append, flush_interval_seconds=3600)

@@ -155,7 +155,7 @@ export function logReads(options: { readonly write?: LineWriter; readonly level?
 export interface EmfReadMetricsOptions {
   /**
    * Seconds between two EMF lines: counts are summed in memory and written at the first read after the interval
-   * (and by `flush()`).
+   * (and by `flush()`); a read served from `fallback` writes at once.
    * @default 60
    */
   readonly flushIntervalSeconds?: number;
@@ -169,14 +169,16 @@ export interface EmfReadMetricsOptions {
 /** The EMF helper: `onRead` for the client, `flush()` to write what is counted now (e.g. at the end of a handler). */
 export interface EmfReadMetrics {
   readonly onRead: OnRead;
-  /** Writes one EMF line with the counts since the last one (nothing if there were no reads). */
+  /** Writes one EMF line per table with the counts since the last one (nothing for a table without reads). */
   flush(): void;
 }
 
 /**
  * CloudWatch Embedded Metric Format metrics of the reads ({@link ReaderReadMetric}): reads served by each tier, stale
- * and fallback serves, table reads and L2 errors (from the client's `stats()`). Counts are summed per table and
- * written as one EMF line per `flushIntervalSeconds`, so the cost per read is a few additions.
+ * and fallback serves, table reads and L2 errors (from the client's `stats()`, counted from the client's creation). Counts
+ * are summed per table and written as one EMF line per table every `flushIntervalSeconds`, so the cost per read is a few
+ * additions; a read served from `fallback` writes at once (so the fallback alarm sees it), and `flush()` at the end of a
+ * handler writes the rest.
  *
  * Labels and rollout arms are not metric dimensions: each would multiply the metrics by the labels (and rollouts)
  * every reader uses, and a rollout id is new per rollout (a fresh set of custom metrics each time). The EMF line
@@ -190,53 +192,70 @@ export function emfReadMetrics(options: EmfReadMetricsOptions = {}): EmfReadMetr
   const intervalMs = (options.flushIntervalSeconds ?? 60) * 1000;
   const write = options.write ?? stdout;
   const namespace = options.namespace ?? READER_METRICS_NAMESPACE;
-  let counts = newCounts();
-  let tableName = options.tableName ?? process.env[Env.tableName] ?? '';
-  let client: ReadingClient | undefined;
-  let base: PromptClientStats | undefined;
+  /** Per table (the EMF dimension): the reads counted since the last line, and each client reading it with its stats at that line. */
+  const tables = new Map<string, TableCounts>();
+  /** The table each client's counts go to (a client reads one table). */
+  const clientTables = new Map<ReadingClient, TableCounts>();
   let lastFlush = Date.now();
   const flush = (): void => {
     lastFlush = Date.now();
-    const stats = client?.stats();
-    const tableReads = stats !== undefined && base !== undefined ? stats.storeReads - base.storeReads : 0;
-    const l2Errors = stats !== undefined && base !== undefined ? stats.l2Errors - base.l2Errors : 0;
-    if (stats !== undefined) base = stats;
-    const values: Record<string, number> = {
-      [ReaderReadMetric.servedL1]: counts.l1,
-      [ReaderReadMetric.servedL2]: counts.l2,
-      [ReaderReadMetric.servedTable]: counts.table,
-      [ReaderReadMetric.servedFallback]: counts.fallback,
-      [ReaderReadMetric.servedStale]: counts.stale,
-      [ReaderReadMetric.tableReads]: tableReads,
-      [ReaderReadMetric.l2Errors]: l2Errors,
-    };
-    if (counts.reads === 0 && tableReads === 0 && l2Errors === 0) return;
-    counts = newCounts();
-    write(JSON.stringify({
-      _aws: {
-        Timestamp: lastFlush,
-        CloudWatchMetrics: [{
-          Namespace: namespace, Dimensions: [[READER_METRICS_DIMENSION]], Metrics: Object.keys(values).map((Name) => ({ Name, Unit: 'Count' })),
-        }],
-      },
-      [READER_METRICS_DIMENSION]: tableName,
-      ...values,
-    }));
+    for (const [tableName, table] of tables) {
+      let tableReads = 0;
+      let l2Errors = 0;
+      for (const [client, base] of table.clients) {
+        // from zero at the client's creation: the reads before its first reported one (that read's GetItem) count too
+        const stats = client.stats();
+        tableReads += stats.storeReads - base.storeReads;
+        l2Errors += stats.l2Errors - base.l2Errors;
+        table.clients.set(client, { storeReads: stats.storeReads, l2Errors: stats.l2Errors });
+      }
+      const counts = table.counts;
+      if (counts.reads === 0 && tableReads === 0 && l2Errors === 0) continue;
+      table.counts = newCounts();
+      const values: Record<string, number> = {
+        [ReaderReadMetric.servedL1]: counts.l1,
+        [ReaderReadMetric.servedL2]: counts.l2,
+        [ReaderReadMetric.servedTable]: counts.table,
+        [ReaderReadMetric.servedFallback]: counts.fallback,
+        [ReaderReadMetric.servedStale]: counts.stale,
+        [ReaderReadMetric.tableReads]: tableReads,
+        [ReaderReadMetric.l2Errors]: l2Errors,
+      };
+      write(JSON.stringify({
+        _aws: {
+          Timestamp: lastFlush,
+          CloudWatchMetrics: [{
+            Namespace: namespace, Dimensions: [[READER_METRICS_DIMENSION]], Metrics: Object.keys(values).map((Name) => ({ Name, Unit: 'Count' })),
+          }],
+        },
+        [READER_METRICS_DIMENSION]: tableName,
+        ...values,
+      }));
+    }
   };
   const onRead: OnRead = (info, from) => {
-    if (client !== from) {
-      client = from;
-      base = from.stats();
-      if (options.tableName === undefined) tableName = info.tableName;
+    let table = clientTables.get(from);
+    if (table === undefined) {
+      const tableName = options.tableName ?? (info.tableName || process.env[Env.tableName] || '');
+      table = tables.get(tableName);
+      if (table === undefined) {
+        table = { counts: newCounts(), clients: new Map() };
+        tables.set(tableName, table);
+      }
+      table.clients.set(from, { storeReads: 0, l2Errors: 0 });
+      clientTables.set(from, table);
     }
+    const counts = table.counts;
     counts.reads++;
     counts[info.source]++;
     if (info.stale && info.source !== 'fallback') counts.stale++;
-    if (Date.now() - lastFlush >= intervalMs) flush();
+    // a fallback serve is written at once: a Lambda that serves fallbacks may not read again for long (or ever)
+    if (info.source === 'fallback' || Date.now() - lastFlush >= intervalMs) flush();
   };
   return { onRead, flush };
 }
 
+interface TableCounts { counts: Counts; clients: Map<ReadingClient, { storeReads: number; l2Errors: number }> }
 interface Counts { reads: number; l1: number; l2: number; table: number; fallback: number; stale: number }
 const newCounts = (): Counts => ({ reads: 0, l1: 0, l2: 0, table: 0, fallback: 0, stale: 0 });
 

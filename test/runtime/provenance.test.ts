@@ -231,8 +231,9 @@ test('emfReadMetrics: one EMF line per interval with reads by tier, stale, fallb
   clock.advanceSeconds(2);
   failNextGetItems(ddb, 100, 'InternalServerError');
   await prompts.getPrompt('greeting');
-  await prompts.getPrompt('other', { fallback: { text: 'x' } });
-  metrics.flush();
+  await prompts.getPrompt('other', { fallback: { text: 'x' } }); // a fallback serve writes the line at once
+  expect(lines).toHaveLength(1);
+  metrics.flush(); // nothing more
   // THEN
   expect(lines).toHaveLength(1);
   const emf = JSON.parse(lines[0]);
@@ -244,7 +245,7 @@ test('emfReadMetrics: one EMF line per interval with reads by tier, stale, fallb
     TableName: table, ReaderServedL1: 3, ReaderServedL2: 0, ReaderServedTable: 1, ReaderServedFallback: 1, ReaderServedStale: 1,
   });
   expect(emf.ReaderL2Errors).toBeGreaterThan(0);
-  expect(emf.ReaderTableReads).toBeGreaterThan(0); // the failed reads of the second half (the first one's counted at attach)
+  expect(emf.ReaderTableReads).toBe(prompts.stats().storeReads); // from the client's creation: the first GetItem too
   // AND the interval flushes by itself at the next read
   clock.advanceSeconds(61);
   ddb.middlewareStack.remove('injectGetItemFaults'); // the table heals
@@ -255,6 +256,35 @@ test('emfReadMetrics: one EMF line per interval with reads by tier, stale, fallb
   // AND an empty interval writes nothing
   metrics.flush();
   expect(lines).toHaveLength(2);
+});
+
+test('emfReadMetrics: table reads count from the client\'s creation, one line per table, a fallback serve is written at once', async () => {
+  // GIVEN one helper shared by the clients of two tables
+  const other = await createServingTable(admin);
+  try {
+    await publish(admin, other, 'greeting', 1, textContent('Hey {{name}}!'));
+    const lines: string[] = [];
+    const metrics = emfReadMetrics({ write: (l) => lines.push(l), flushIntervalSeconds: 3600 });
+    const a = client({ onRead: metrics.onRead });
+    const b = client({ onRead: metrics.onRead, tableName: other });
+    // WHEN each reads once from its table (the first reported read: its GetItem happened before the hook ran)
+    await a.prompts.getPrompt('greeting');
+    await a.prompts.getPrompt('greeting');
+    await b.prompts.getPrompt('greeting');
+    metrics.flush();
+    // THEN one line per table, each with its own reads and its own table reads
+    const byTable = Object.fromEntries(lines.map((l) => JSON.parse(l)).map((e) => [e.TableName, e]));
+    expect(Object.keys(byTable).sort()).toEqual([table, other].sort());
+    expect(byTable[table]).toMatchObject({ ReaderServedTable: 1, ReaderServedL1: 1, ReaderTableReads: 1, ReaderServedFallback: 0 });
+    expect(byTable[other]).toMatchObject({ ReaderServedTable: 1, ReaderServedL1: 0, ReaderTableReads: 1 });
+    // AND a fallback serve is written at once, without flush() and within the interval
+    lines.length = 0;
+    failNextGetItems(b.ddb, 10, 'InternalServerError');
+    await b.prompts.getPrompt('missing', { fallback: { text: 'x' } });
+    expect(lines.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ TableName: other, ReaderServedFallback: 1 })]);
+  } finally {
+    await deleteTable(admin, other);
+  }
 });
 
 test('otelReadAttributes sets the gen_ai and prompt attributes on the active span', async () => {
