@@ -55,6 +55,13 @@ const variables = { audience: 'executives', sentences: 3, document: 'Q3 revenue 
 
 /** The JSON lines of `stdout` that are log lines of a read. */
 const readLines = (stdout: string) => stdout.split('\n').filter((l) => l.includes('"prompt read"')).map((l) => JSON.parse(l));
+/** The EMF lines of `stdout`. */
+const emfLines = (stdout: string) => stdout.split('\n').filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l));
+/** Each invocation writes its own EMF line (flush() at the end of the handler): the table read, then the hit. */
+const emfPerInvocation = [
+  expect.objectContaining({ TableName: expect.any(String), ReaderServedTable: 1, ReaderServedL1: 0, ReaderTableReads: expect.any(Number) }),
+  expect.objectContaining({ ReaderServedTable: 0, ReaderServedL1: 1, ReaderTableReads: 0 }),
+];
 
 test('Node: the README reader logs one line per read with the version and the tier, and returns the tier', async () => {
   // GIVEN the block bundled as a NodejsFunction would bundle it (AWS SDK external, resolved from this checkout)
@@ -86,6 +93,7 @@ console.log('RESULT ' + JSON.stringify(out));`);
     expect.objectContaining({ level: 'INFO', promptId: 'summarize', version: 3, source: 'table', stale: false }),
     expect.objectContaining({ promptId: 'summarize', version: 3, source: 'l1', stale: false }),
   ]);
+  expect(emfLines(run.stdout)).toEqual(emfPerInvocation);
   const result = JSON.parse(run.stdout.split('\n').find((l) => l.startsWith('RESULT '))!.slice(7));
   expect(result.map((r: { servedFrom: string; version: number }) => [r.version, r.servedFrom])).toEqual([[3, 'table'], [3, 'l1']]);
   expect(result[0].request).toBe('Summarise for executives in 3 sentences: Q3 revenue grew.');
@@ -108,6 +116,7 @@ test('Python: the README reader logs one line per read with the version and the 
     expect.objectContaining({ level: 'INFO', promptId: 'summarize', version: 3, source: 'table', stale: false }),
     expect.objectContaining({ promptId: 'summarize', version: 3, source: 'l1', stale: false }),
   ]);
+  expect(emfLines(run.stdout)).toEqual(emfPerInvocation);
   const result = JSON.parse(run.stdout.split('\n').find((l) => l.startsWith('RESULT '))!.slice(7));
   expect(result.map((r: { served_from: string; version: number }) => [r.version, r.served_from])).toEqual([[3, 'table'], [3, 'l1']]);
   expect(result[0].request).toBe('Summarise for executives in 3 sentences: Q3 revenue grew.');
