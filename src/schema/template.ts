@@ -37,8 +37,8 @@ export function isCachePoint(block: unknown): boolean {
   return block !== null && typeof block === 'object' && !Array.isArray(block) && Object.hasOwn(block, 'cachePoint');
 }
 
-/** Placeholders anywhere in a JSON value's strings (keys are never templates). */
-function valueVariables(value: unknown, into: Set<string>): void {
+/** Placeholders anywhere in a JSON value's strings (keys are never templates), in order of first use. */
+export function valueVariables(value: unknown, into: Set<string>): void {
   if (typeof value === 'string') {
     for (const name of templateVariables(value)) into.add(name);
   } else if (Array.isArray(value)) {

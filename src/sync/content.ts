@@ -15,6 +15,7 @@ import {
   describePromptId,
   promptIdProblem,
   templateVariables,
+  valueVariables,
   versionKey,
 } from '../schema';
 import { Item, itemSize, toItem } from '../schema/ddb-codec';
@@ -104,14 +105,18 @@ function storableProblem(value: unknown, path: string, depth: number): string | 
   return undefined;
 }
 
-/** Every `{{name}}` used by a TEXT or CHAT template. */
+/**
+ * Every `{{name}}` used by a TEXT or CHAT template, in order of first use: the placeholders of the text, or of every
+ * string of `system`, then of `messages` — the strings `render` fills, in the order it scans them (keys are never
+ * templates, and a placeholder with a tab or a line break inside its braces counts, as it does for `render`).
+ */
 export function variablesUsed(content: PromptContent): string[] {
-  const parts: string[] = [];
-  if (typeof content.text === 'string') parts.push(content.text);
-  for (const list of [content.messages, content.system]) {
-    if (Array.isArray(list)) parts.push(JSON.stringify(list));
+  const seen = new Set<string>();
+  if (typeof content.text === 'string') for (const name of templateVariables(content.text)) seen.add(name);
+  for (const list of [content.system, content.messages]) {
+    if (Array.isArray(list)) valueVariables(list, seen);
   }
-  return templateVariables(parts.join('\n'));
+  return [...seen];
 }
 
 /** Metadata common to a version item and the pointer that copies it. */

@@ -145,3 +145,48 @@ test('synth warns about a variable before a cache point (and still deploys)', ()
     fs.rmSync(clean, { recursive: true, force: true });
   }
 });
+
+test('the sync sees the placeholders render fills: a tab or line breaks inside the braces count, object keys do not', async () => {
+  // GIVEN placeholders with a tab and with line breaks inside the braces, and a placeholder-like object key
+  const odd = fs.mkdtempSync(path.join(os.tmpdir(), 'prompt-variables-odd-'));
+  fs.writeFileSync(path.join(odd, 'spaced.yaml'), [
+    'variables: [question]',
+    'system: ["Answer as {{\\ttone}}."]',
+    'messages:',
+    '  - role: user',
+    '    content: "{{\\n  question\\n}}"',
+    '',
+  ].join('\n'));
+  fs.writeFileSync(path.join(odd, 'keyed.yaml'), [
+    'variables: [question, keyname]',
+    'messages:',
+    '  - role: user',
+    '    content:',
+    '      - text: "{{question}}"',
+    '        "{{keyname}}": x',
+    '',
+  ].join('\n'));
+  fs.writeFileSync(path.join(odd, 'defaults.yaml'), [
+    'system: ["Answer as {{\\ttone}}."]',
+    'messages:',
+    '  - role: user',
+    '    content: "{{\\n  question\\n}} {{tone}}"',
+    '',
+  ].join('\n'));
+  try {
+    // WHEN
+    const { problems, warnings } = checkPromptDirectory(odd);
+    const defaults = await new DirectoryPromptSource(odd).fetch('defaults');
+    // THEN the tab-spaced {{tone}} is undeclared; the key {{keyname}} is no use of `keyname`
+    expect(problems).toEqual([
+      { file: 'spaced.yaml', reason: 'the template uses {{tone}} but `variables` does not declare it: add it to `variables`, or fix the placeholder' },
+    ]);
+    expect(warnings).toEqual([
+      { file: 'keyed.yaml', reason: '`variables` declares \'keyname\' but the template never uses it (render accepts it without requiring it)' },
+    ]);
+    // AND the default input_variables are the placeholders in render's order: system, then messages
+    expect(defaults.kind === 'prompt' && defaults.prompt.content.input_variables).toEqual(['tone', 'question']);
+  } finally {
+    fs.rmSync(odd, { recursive: true, force: true });
+  }
+});
