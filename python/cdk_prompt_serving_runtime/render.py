@@ -112,7 +112,11 @@ def value_text(value: Any, json: bool) -> Optional[str]:
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, int) or math.isfinite(value)
+    """A number JavaScript holds finite: an int beyond the float range is not (JSON.parse reads it as Infinity)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _is_json(value: Any, depth: int) -> bool:
