@@ -151,7 +151,14 @@ function isJson(value: unknown, depth: number): boolean {
   if (depth > MAX_JSON_DEPTH) return false;
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
   if (typeof value === 'number') return Number.isFinite(value);
-  if (Array.isArray(value)) return value.every((v) => isJson(v, depth + 1));
+  if (Array.isArray(value)) {
+    // every index, holes included: a hole (or `undefined`) is `null`, as JSON.stringify and canonicalJson write it
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (v !== undefined && !isJson(v, depth + 1)) return false;
+    }
+    return true;
+  }
   if (typeof value !== 'object') return false;
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;

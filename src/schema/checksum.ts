@@ -32,7 +32,8 @@ export function canonicalJson(value: unknown): string {
     return JSON.stringify(value);
   }
   if (Array.isArray(value)) {
-    return '[' + value.map((v) => canonicalJson(v === undefined ? null : v)).join(',') + ']';
+    // Array.from visits holes (map skips them, and join would print `[1,,2]`): a hole is `null`, as JSON.stringify writes it
+    return '[' + Array.from(value as unknown[], (v) => canonicalJson(v === undefined ? null : v)).join(',') + ']';
   }
   if (value instanceof Uint8Array) {
     throw new TypeError('binary values are not allowed in prompt content');

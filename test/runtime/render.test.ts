@@ -151,4 +151,17 @@ describe('values JSON cannot carry (the fixtures cannot either)', () => {
     // THEN
     expect(out).toBe('Dear {"b":1}, your order A ships in 1 days. {"b":1}!');
   });
+
+  test('a JSON variable with a sparse array renders its holes as null (as JSON.stringify does, and Python\'s None)', async () => {
+    // GIVEN
+    const prompt = await text();
+    // eslint-disable-next-line no-sparse-arrays
+    const sparse = [1, , 2, [, 'x'], { k: [,] }];
+    // WHEN
+    const out = prompt.render({ 'name': sparse as never, 'order.id': 'A', 'days': 1 }, { jsonVariables: ['name'] });
+    // THEN valid JSON, the same text as JSON.stringify gives
+    const expected = '[1,null,2,[null,"x"],{"k":[null]}]';
+    expect(JSON.stringify(sparse)).toBe(expected);
+    expect(out).toBe(`Dear ${expected}, your order A ships in 1 days. ${expected}!`);
+  });
 });
