@@ -176,8 +176,9 @@ export function pythonStub(prompts: readonly PromptTypeInfo[], from: string): st
     'class TypedPromptClient(PromptClient):',
     '    """`PromptClient` whose `get_prompt` knows the prompts below (for type checkers only)."""',
     '',
+    // one overload alone is an error (mypy: "Single overload definition, multiple required"): without prompts, a plain def
     ...overloads,
-    '    @overload',
+    ...(overloads.length > 0 ? ['    @overload'] : []),
     `    def get_prompt(self, prompt_id: str, version: Optional[int] = ..., *, ${GET_PROMPT_KEYWORDS}) -> Prompt: ...`,
     '',
   );

@@ -214,6 +214,26 @@ describe('Python stub', () => {
     ].join('\n'))).toEqual([]);
   });
 
+  (python ? test : test.skip)('mypy --strict accepts the stub of a directory without prompts (a plain get_prompt, no lone overload)', async () => {
+    // GIVEN the stub of an empty directory in place of the prompts' one
+    const empty = path.join(work, 'no-prompts');
+    fs.mkdirSync(empty);
+    const run = await types('--python', '--directory', empty);
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain('@overload');
+    const full = fs.readFileSync(path.join(dir, 'prompts.pyi'), 'utf8');
+    fs.writeFileSync(path.join(dir, 'prompts.pyi'), run.stdout);
+    try {
+      // WHEN / THEN
+      expect(mypy([
+        '    p = prompts.get_prompt("anything", label="production")',
+        '    return p.render({"x": 1})',
+      ].join('\n'))).toEqual([]);
+    } finally {
+      fs.writeFileSync(path.join(dir, 'prompts.pyi'), full);
+    }
+  });
+
   (python ? test : test.skip)('mypy --strict rejects a renamed variable, a missing one and a wrong type', () => {
     const errors = mypy([
       '    greeting = prompts.get_prompt("greeting")',
