@@ -30,6 +30,9 @@ Print type declarations of the prompts' variables on stdout:
   --table TABLE     read the CURRENT prompts of a deployed serving table
 `;
 
+/** The content attribute naming the variables that take JSON values. */
+const JSON_VARIABLES = 'json_variables';
+
 /** What one prompt takes. */
 export interface PromptTypeInfo {
   readonly id: string;
@@ -48,7 +51,7 @@ export function promptTypeInfo(id: string, content: Record<string, unknown>): Pr
   const templates = chat ? strings([content[Attr.system] ?? [], content[Attr.messages] ?? []]) : [String(content[Attr.text] ?? '')];
   const required = [...new Set(templates.flatMap((t) => templateVariables(t)))];
   const declared = Array.isArray(content[Attr.inputVariables]) ? (content[Attr.inputVariables] as unknown[]).filter((v): v is string => typeof v === 'string') : [];
-  const json = Array.isArray(content.json_variables) ? (content.json_variables as unknown[]).filter((v): v is string => typeof v === 'string') : [];
+  const json = Array.isArray(content[JSON_VARIABLES]) ? (content[JSON_VARIABLES] as unknown[]).filter((v): v is string => typeof v === 'string') : [];
   return { id, templateType: chat ? 'CHAT' : 'TEXT', required, optional: declared.filter((n) => !required.includes(n)), json: new Set(json) };
 }
 
@@ -73,17 +76,39 @@ export function directoryPromptTypes(directory: string): { prompts: PromptTypeIn
 /** Most pages of one table scan (1 MB each): a bound, not a limit anyone should meet. */
 const MAX_SCAN_PAGES = 10_000;
 
-/** The CURRENT, ACTIVE prompts of a serving table (one paginated, eventually consistent `Scan`). */
-export async function tablePromptTypes(client: DynamoDBClient, tableName: string): Promise<PromptTypeInfo[]> {
+/** The attributes `promptTypeInfo` reads (and the scan's filter): the scan fetches nothing else of a row. */
+const TYPE_ATTRIBUTES = [
+  Attr.promptId, Attr.version, Attr.status, Attr.templateType, Attr.text, Attr.system, Attr.messages, Attr.inputVariables, JSON_VARIABLES,
+] as const;
+
+/** Bounds of {@link tablePromptTypes}' scan (tests shrink them to reach the bound). */
+export interface TableScanBounds {
+  /** @default 10,000 */
+  readonly maxPages?: number;
+  /** Items per page (`Limit`). @default - DynamoDB's 1 MB pages */
+  readonly pageSize?: number;
+}
+
+/**
+ * The CURRENT, ACTIVE prompts of a serving table (one paginated, eventually consistent `Scan`, filtered to the CURRENT
+ * rows and projected to the attributes the types need, so version and audit rows are never returned).
+ * @throws Error when the table still has pages after `maxPages`: the declarations would silently miss prompts
+ */
+export async function tablePromptTypes(client: DynamoDBClient, tableName: string, bounds: TableScanBounds = {}): Promise<PromptTypeInfo[]> {
+  const maxPages = bounds.maxPages ?? MAX_SCAN_PAGES;
   const prompts: PromptTypeInfo[] = [];
+  const names = Object.fromEntries(TYPE_ATTRIBUTES.map((name, i) => [`#a${i}`, name]));
+  const ref = (name: string) => `#a${TYPE_ATTRIBUTES.indexOf(name as typeof TYPE_ATTRIBUTES[number])}`;
   let start: ScanCommandOutput['LastEvaluatedKey'];
-  for (let page = 0; page < MAX_SCAN_PAGES; page++) {
+  for (let page = 0; page < maxPages; page++) {
     const out = await client.send(new ScanCommand({
       TableName: tableName,
-      FilterExpression: '#v = :current',
-      ExpressionAttributeNames: { '#v': Attr.version },
+      FilterExpression: `${ref(Attr.version)} = :current`,
+      ProjectionExpression: Object.keys(names).join(', '),
+      ExpressionAttributeNames: names,
       ExpressionAttributeValues: { ':current': { S: CURRENT } },
       ExclusiveStartKey: start,
+      Limit: bounds.pageSize,
     }));
     for (const raw of out.Items ?? []) {
       const item = fromItem(raw);
@@ -92,9 +117,9 @@ export async function tablePromptTypes(client: DynamoDBClient, tableName: string
       prompts.push(promptTypeInfo(id, item));
     }
     start = out.LastEvaluatedKey;
-    if (start === undefined) break;
+    if (start === undefined) return prompts.sort(byId);
   }
-  return prompts.sort(byId);
+  throw new Error(`${tableName} has more than ${maxPages} scan pages: stopped there rather than declare only some of its prompts`);
 }
 
 const byId = (a: PromptTypeInfo, b: PromptTypeInfo) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

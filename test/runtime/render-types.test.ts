@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { main } from '../../src/cli/main';
-import { runTypes } from '../../src/cli/types';
+import { runTypes, tablePromptTypes } from '../../src/cli/types';
 import { SyncEngine } from '../../src/sync/engine';
 import { DirectoryPromptSource } from '../../src/sync/sources/directory';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -136,6 +136,35 @@ describe('from a deployed table', () => {
       const body = (text: string) => text.split('\n').slice(1).join('\n');
       expect(body(stdout)).toBe(body(fromDir.stdout));
       expect(stdout).toContain(python.length > 0 ? 'Literal[\'support/odd-names\']' : '"support/odd-names": { readonly templateType: \'TEXT\'');
+    }
+  });
+
+  test('--table fetches only the CURRENT rows\' type attributes, and fails rather than stop silently at the page bound', async () => {
+    // GIVEN a client that records every item the scans return
+    const returned: Record<string, unknown>[] = [];
+    const client = localDynamoDBClient();
+    client.middlewareStack.add((next) => async (args) => {
+      const out = await next(args);
+      returned.push(...(((out.output as { Items?: Record<string, unknown>[] }).Items) ?? []));
+      return out;
+    }, { step: 'initialize', name: 'recordScanItems' });
+    try {
+      // WHEN
+      const prompts = await tablePromptTypes(client, table);
+      // THEN only CURRENT rows, and of them only what the types need (no version rows, no checksum, sync or audit fields)
+      expect(prompts.map((p) => p.id)).toEqual(['chat', 'greeting', 'static', 'support/odd-names']);
+      // (the catalog row is CURRENT too: only its keys come back, not its Bloom filter)
+      expect(returned.map((i) => (i.prompt_id as { S: string }).S).sort()).toEqual(['#catalog', 'chat', 'greeting', 'static', 'support/odd-names']);
+      const allowed = ['prompt_id', 'version', 'status', 'template_type', 'text', 'system', 'messages', 'input_variables', 'json_variables'];
+      for (const item of returned) {
+        expect(item.version).toEqual({ S: 'CURRENT' });
+        expect(Object.keys(item).filter((k) => !allowed.includes(k))).toEqual([]);
+      }
+      // AND pages left after the bound fail the command (exit 1, the reason on stderr), never a partial declaration
+      await expect(tablePromptTypes(client, table, { maxPages: 2, pageSize: 1 })).rejects.toThrow(
+        `${table} has more than 2 scan pages: stopped there rather than declare only some of its prompts`);
+    } finally {
+      client.destroy();
     }
   });
 });
