@@ -9,7 +9,8 @@
  *   outside the construct), may move `CURRENT` and every label that is not protected.
  * - A principal with scoped grants only may move exactly the labels they name, and not `CURRENT`.
  *
- * Callers are matched by account and name: an assumed-role session (`arn:aws:sts::<account>:assumed-role/<role>/<session>`) matches a
+ * Callers are matched by account (exactly) and name (regardless of case: IAM role and user names are unique
+ * regardless of case): an assumed-role session (`arn:aws:sts::<account>:assumed-role/<role>/<session>`) matches a
  * grant to `arn:aws:iam::<account>:role/<path>/<role>`, an IAM user matches a grant to that user. Any other caller
  * (the account root, a federated user from `sts:GetFederationToken`, which acts with its IAM user's rights but
  * under another ARN) is refused: only role sessions and IAM users use the release path, so a label-scoped user
@@ -43,7 +44,7 @@ export function parsePrincipal(arn: string): PrincipalName {
 }
 
 function samePrincipal(a: PrincipalName, b: PrincipalName): boolean {
-  return a.kind !== 'other' && a.kind === b.kind && a.account === b.account && a.name === b.name;
+  return a.kind !== 'other' && a.kind === b.kind && a.account === b.account && a.name?.toLowerCase() === b.name?.toLowerCase();
 }
 
 /** The pointer a move targets: `CURRENT` (an activation) or a label name. */

@@ -87,4 +87,17 @@ describe('who the release function lets move what', () => {
     expect(await auditRows(fx.table, 'greeting')).toEqual([]);
   });
 
+  test('a role or user name matches its grant regardless of case; the account must match exactly', async () => {
+    // GIVEN
+    await syncVersions(fx.table, 'greeting', ['one']);
+    const scopes = [{ principal: 'arn:aws:iam::111122223333:role/deploy/ReleasePipeline', labels: ['staging'] }, ...scopedToStaging];
+    // WHEN
+    const asRole = await serve(event(setLabel('production'), { caller: 'arn:aws:sts::111122223333:assumed-role/releasepipeline/build-1' }), fx.engine, scopes);
+    const asUser = await serve(event(setLabel('production'), { caller: 'arn:aws:iam::111122223333:user/ALICE' }), fx.engine, scopes);
+    const otherAccount = await serve(event(setLabel('staging'), { caller: 'arn:aws:iam::444455556666:user/alice' }), fx.engine, scopes);
+    // THEN: both are held to their scope (staging only); the same name in another account is not the grantee
+    expect(JSON.parse(asRole.body).error.message).toMatch(/may move only the labels it was granted \(staging\), not 'production'/);
+    expect(JSON.parse(asUser.body).error.message).toMatch(/may move only the labels it was granted \(staging\), not 'production'/);
+    expect(JSON.parse(otherAccount.body).error.message).toMatch(/label 'staging' is protected/);
+  });
 });
