@@ -353,9 +353,10 @@ export class SyncEngine {
       latest = below;
     }
     const versionNumber = latest + 1;
-    const gated = this.governance?.gate !== undefined && pointer !== undefined && pointer.status === STATUS_ACTIVE && !broken;
-    if (gated) {
-      const decided = await this.gateSyncMove(id, prompt, sum, readAt, pointer, versionNumber);
+    // Every move of an existing pointer is gated: a change of an ACTIVE prompt, a prompt back at the source after
+    // a delete (DELETED pointer, new version), and the repair of a broken pointer. Only a first write is not.
+    if (this.governance?.gate !== undefined && pointer !== undefined) {
+      const decided = await this.gateSyncMove(id, prompt, sum, readAt, pointer, latest);
       if (decided !== undefined) return decided;
     }
     const meta = {
@@ -392,23 +393,29 @@ export class SyncEngine {
   }
 
   /**
-   * `gateSync`: asks the activation gate before `CURRENT` moves to the source's new content. The candidate is the
-   * version a previous denial already wrote (same checksum, `latest_version_number` above the served one), or the
+   * `gateSync`: asks the activation gate before `CURRENT` moves to the source's new content: an ACTIVE prompt's
+   * change, a DELETED prompt back at the source, a broken pointer's repair. The candidate is the version a previous
+   * denial already wrote (the highest version, `latest`, with the same checksum and not the one served), or the
    * next version. Allowed and already written: `CURRENT` moves to it (returned). Allowed and new: `undefined`, the
    * caller writes it as usual. Denied: the new version item is written and audited once (`gate-deny`), `CURRENT`
-   * stays; a denial of a version written before writes nothing. Both are `skipped` with the gate's reason.
+   * stays as it was (still DELETED, still broken); a denial of a version written before writes nothing. Both are
+   * `skipped` with the gate's reason.
    */
   private async gateSyncMove(
-    id: string, prompt: SourcePrompt, sum: string, readAt: string, pointer: PointerState, nextVersion: number,
+    id: string, prompt: SourcePrompt, sum: string, readAt: string, pointer: PointerState, latest: number,
   ): Promise<Outcome | 'conflict' | undefined> {
+    const nextVersion = latest + 1;
+    const broken = pointer.problems.length > 0;
     let existing: Record<string, unknown> | undefined;
-    if (pointer.latestVersionNumber > pointer.versionNumber) {
-      const item = await this.store.getItem(id, versionKey(pointer.latestVersionNumber));
+    if (latest > pointer.versionNumber) {
+      const item = await this.store.getItem(id, versionKey(latest));
       if (item?.[Attr.checksum] === sum) existing = item;
     }
-    const toVersion = existing ? pointer.latestVersionNumber : nextVersion;
+    const toVersion = existing ? latest : nextVersion;
+    const fromVersion = pointer.versionNumber > 0 ? pointer.versionNumber : undefined;
+    const why = broken ? 'repaired' : pointer.status === STATUS_DELETED ? 'back at the source' : 'changed at the source';
     const decision = await this.governance!.gate!.check({
-      promptId: id, target: CURRENT, action: 'sync', fromVersion: pointer.versionNumber, toVersion, checksum: sum, content: prompt.content, actor: this.governance!.actor,
+      promptId: id, target: CURRENT, action: 'sync', fromVersion, toVersion, checksum: sum, content: prompt.content, actor: this.governance!.actor,
     });
     const at = this.timestamp();
     if (decision.allow) {
@@ -420,19 +427,22 @@ export class SyncEngine {
         sourceVersion: prompt.sourceVersion,
         sourceUpdatedAt: prompt.updatedAt,
         syncedAt: at,
-        latestVersionNumber: pointer.latestVersionNumber,
+        latestVersionNumber: latest,
         sourceChecksum: sum,
         sourceRevision: prompt.revision,
         sourceReadAt: readAt,
       });
-      const entry = this.auditEntry(id, { fromVersion: pointer.versionNumber, toVersion, reason: `changed at the source (source version ${prompt.sourceVersion}); activation gate: ${decision.reason}`, at });
+      const entry = this.auditEntry(id, { fromVersion, toVersion, reason: `${why} (source version ${prompt.sourceVersion}); activation gate: ${decision.reason}`, at });
       if ((await this.store.writePointer(item, pointer, readAt, this.auditWrite(entry))) !== 'written') return 'conflict';
       this.noteAudited(entry);
-      return { kind: 'written', membership: false };
+      if (pointer.status === STATUS_DELETED) await this.store.markLabelsSourceDeleted(id, undefined);
+      return { kind: 'written', membership: pointer.status !== STATUS_ACTIVE };
     }
+    const stays = broken ? `as it is (broken: ${pointer.problems.join('; ')})`
+      : pointer.status === STATUS_DELETED ? 'DELETED' : `on version ${pointer.versionNumber}`;
     const skipped: Outcome = {
       kind: 'skipped',
-      reason: `the activation gate denied version ${toVersion} (${decision.reason}); CURRENT stays on version ${pointer.versionNumber}, and the next sync asks again`,
+      reason: `the activation gate denied version ${toVersion} (${decision.reason}); CURRENT stays ${stays}, and the next sync asks again`,
     };
     if (existing) return skipped;
     const meta = {
@@ -444,7 +454,7 @@ export class SyncEngine {
       syncedAt: at,
     };
     const entry: AuditEntry = {
-      ...this.auditEntry(id, { fromVersion: pointer.versionNumber, toVersion, reason: `sync denied: ${decision.reason}`, at })!,
+      ...this.auditEntry(id, { fromVersion, toVersion, reason: `sync denied (${why}): ${decision.reason}`, at })!,
       action: 'gate-deny',
     };
     const outcome = await this.store.writeDeniedVersion(versionItem(id, prompt.content, meta), pointer, readAt, nextVersion, this.auditWrite(entry));

@@ -1,5 +1,6 @@
 import { unlinkSync } from 'node:fs';
 import * as path from 'node:path';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { PIPELINE, auditRows, labelRow, useGovernance } from './fixture';
@@ -100,5 +101,74 @@ describe('gateSync', () => {
     ]);
     // Asked for the first move of an existing prompt and at each later sync (a new prompt has nothing to stay on).
     expect(fx.aws.gateCalls.map((c) => [c.action, c.fromVersion, c.toVersion])).toEqual([['sync', 1, 2], ['sync', 1, 2], ['sync', 1, 2]]);
+  });
+
+  test('a prompt deleted and created again at the source is gated: denied, it stays DELETED (version written, audited once); allowed, it comes back', async () => {
+    // GIVEN: a labeled prompt, deleted at the source
+    writePrompt(table, 'greeting', 'v1');
+    await syncEngine({ gate: true }).fullSync();
+    await fx.engine.setLabel(parseReleaseRequest({ action: 'set-label', promptId: 'greeting', label: 'production', version: 1 }) as any, PIPELINE);
+    unlinkSync(path.join(table.dir, 'greeting.md'));
+    await syncEngine({ gate: true }).fullSync();
+    fx.aws.gate = () => ({ payload: { allow: false, reason: 'eval failed' } });
+    writePrompt(table, 'greeting', 'v2');
+    // WHEN
+    const denied = await syncEngine({ gate: true }).fullSync();
+    const afterDenial = await readCurrent(table, 'greeting');
+    table.counter.reset();
+    const again = await syncEngine({ gate: true }).fullSync();
+    const writesWhileDenied = table.counter.writes();
+    fx.aws.gate = () => ({ payload: { allow: true, reason: 'eval passed' } });
+    const allowed = await syncEngine({ gate: true }).fullSync();
+    // THEN
+    expect(denied.skipped).toEqual([{ id: 'greeting', reason: 'the activation gate denied version 2 (eval failed); CURRENT stays DELETED, and the next sync asks again' }]);
+    expect(afterDenial).toMatchObject({ status: 'DELETED', version_number: 1, text: 'v1', latest_version_number: 2 });
+    expect(again.skipped).toHaveLength(1);
+    expect(writesWhileDenied).toBe(0);
+    expect(allowed.writtenIds).toEqual(['greeting']);
+    expect([...(await versionItems(table, 'greeting')).keys()]).toEqual(['v000001', 'v000002']);
+    expect(await readCurrent(table, 'greeting')).toMatchObject({ status: 'ACTIVE', version_number: 2, text: 'v2', latest_version_number: 2 });
+    expect((await labelRow(table, 'greeting', 'production'))!.source_deleted_at).toBeUndefined();
+    expect((await auditRows(table, 'greeting')).filter((r) => r.target === 'CURRENT').map((r) => [r.action, r.from_version, r.to_version, r.reason])).toEqual([
+      ['sync', undefined, 1, expect.stringMatching(/^new prompt/)],
+      ['sync', 1, undefined, 'deleted at the source'],
+      ['gate-deny', 1, 2, 'sync denied (back at the source): eval failed'],
+      ['sync', 1, 2, expect.stringMatching(/^back at the source \(source version .*\); activation gate: eval passed$/)],
+    ]);
+    expect(fx.aws.gateCalls.filter((c) => c.action === 'sync').map((c) => c.toVersion)).toEqual([2, 2, 2]);
+  });
+
+  test('the repair of a broken pointer is gated: denied, the pointer is left as it was (version written, audited once); allowed, it is repaired', async () => {
+    // GIVEN: a pointer broken by hand (version_number a string), and new content at the source
+    writePrompt(table, 'greeting', 'v1');
+    await syncEngine({ gate: true }).fullSync();
+    await table.client.send(new UpdateItemCommand({
+      TableName: table.tableName,
+      Key: { prompt_id: { S: 'greeting' }, version: { S: 'CURRENT' } },
+      UpdateExpression: 'SET version_number = :bad',
+      ExpressionAttributeValues: { ':bad': { S: 'one' } },
+    }));
+    const broken = await readCurrent(table, 'greeting');
+    fx.aws.gate = () => ({ payload: { allow: false, reason: 'eval failed' } });
+    writePrompt(table, 'greeting', 'v2');
+    // WHEN
+    const denied = await syncEngine({ gate: true }).fullSync();
+    const { revision: _r, latest_version_number: _l, ...afterDenial } = (await readCurrent(table, 'greeting'))!;
+    table.counter.reset();
+    await syncEngine({ gate: true }).fullSync();
+    const writesWhileDenied = table.counter.writes();
+    fx.aws.gate = () => ({ payload: { allow: true, reason: 'eval passed' } });
+    const allowed = await syncEngine({ gate: true }).fullSync();
+    // THEN: served content untouched while denied (only the version counter and revision moved)
+    expect(denied.skipped).toEqual([{ id: 'greeting', reason: expect.stringMatching(/^the activation gate denied version 2 \(eval failed\); CURRENT stays as it is \(broken: `version_number` must be a whole number/) }]);
+    const { revision: _r0, latest_version_number: _l0, ...brokenBefore } = broken!;
+    expect(afterDenial).toEqual(brokenBefore);
+    expect(writesWhileDenied).toBe(0);
+    expect(allowed.writtenIds).toEqual(['greeting']);
+    expect([...(await versionItems(table, 'greeting')).keys()]).toEqual(['v000001', 'v000002']);
+    expect(await readCurrent(table, 'greeting')).toMatchObject({ status: 'ACTIVE', version_number: 2, text: 'v2', latest_version_number: 2 });
+    expect((await auditRows(table, 'greeting')).map((r) => [r.action, r.to_version, r.reason.split(' (')[0]])).toEqual([
+      ['sync', 1, 'new prompt'], ['gate-deny', 2, 'sync denied'], ['sync', 2, 'repaired'],
+    ]);
   });
 });
