@@ -155,6 +155,15 @@ export class SyncEngine {
    * view: past the deadline, or when the source could not list every entry, they wait for a later sync.
    */
   async fullSync(): Promise<SyncReport> {
+    // Every move committed gets its event, even when the sync then throws (a catalog write, the listing of ids).
+    try {
+      return await this.fullSyncOnce();
+    } finally {
+      await this.emitAuditEvents();
+    }
+  }
+
+  private async fullSyncOnce(): Promise<SyncReport> {
     const started = Date.now();
     const listedAt = readClock();
     const listedAtMs = Date.now();
@@ -200,7 +209,6 @@ export class SyncEngine {
     const catalogUpdated = complete && !catalogTrusted
       ? await this.store.catalog.rebuild(this.timestamp())
       : await this.applyMembership(outcomes);
-    await this.emitAuditEvents();
     return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, {
       deferred, listingFailures: listing.failures, repaired: repairsOf([...pointers.values()]),
     });
@@ -211,6 +219,14 @@ export class SyncEngine {
    * the catalog if an ACTIVE prompt is missing from it (an earlier rebuild that failed or was cut short).
    */
   async syncPrompt(id: string, options: SyncPromptOptions = {}): Promise<SyncReport> {
+    try {
+      return await this.syncPromptOnce(id, options);
+    } finally {
+      await this.emitAuditEvents();
+    }
+  }
+
+  private async syncPromptOnce(id: string, options: SyncPromptOptions): Promise<SyncReport> {
     const started = Date.now();
     const idProblem = promptIdProblem(id);
     if (idProblem !== undefined) {
@@ -226,7 +242,6 @@ export class SyncEngine {
     const catalogUpdated = missingFromCatalog
       ? await this.store.catalog.rebuild(this.timestamp())
       : await this.applyMembership(new Map([[id, outcome]]));
-    await this.emitAuditEvents();
     return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started, { repaired: repairsOf(pointer ? [pointer] : []) });
   }
 
@@ -483,10 +498,19 @@ export class SyncEngine {
     if (entry) this.audited.push(entry);
   }
 
-  /** Emits the events of this sync's audit records (PutEvents of 10; a refusal is logged, never fails the sync). */
+  /**
+   * Emits the events of this sync's audit records (PutEvents of 10; a refusal is logged, never fails the sync).
+   * Runs when a sync ends, however it ends; it never throws (it would hide the sync's own error): anything that
+   * stops it is logged as `audit events lost` with the count (the records are in the table).
+   */
   private async emitAuditEvents(): Promise<void> {
     const entries = this.audited.splice(0);
-    if (entries.length > 0 && this.governance?.events) await this.governance.events.emit(entries);
+    if (entries.length === 0 || !this.governance?.events) return;
+    try {
+      await this.governance.events.emit(entries);
+    } catch (err) {
+      console.error(JSON.stringify({ level: 'ERROR', message: 'audit events lost', count: entries.length, error: err instanceof Error ? err.message : String(err) }));
+    }
   }
 
   /**

@@ -55,6 +55,25 @@ describe('the sync audits its moves of CURRENT', () => {
     expect((await auditRows(table, 'p01')).at(-1)!.to_version).toBeUndefined();
   });
 
+  test('moves already committed get their events when the sync then fails (the catalog write throws)', async () => {
+    // GIVEN: the catalog's write fails after the three moves commit
+    for (const id of ['a1', 'a2', 'a3']) writePrompt(table, id, `text ${id}`);
+    const name = 'testCatalogWriteFails';
+    table.client.middlewareStack.add((next: any, context: any) => async (args: any) => {
+      if (context.commandName === 'PutItemCommand') throw new Error('catalog write refused');
+      return next(args);
+    }, { step: 'initialize', name });
+    // WHEN
+    try {
+      await expect(syncEngine().fullSync()).rejects.toThrow('catalog write refused');
+    } finally {
+      table.client.middlewareStack.remove(name);
+    }
+    // THEN: each committed move has its record and its event
+    expect((await Promise.all(['a1', 'a2', 'a3'].map((id) => auditRows(table, id)))).map((r) => r.length)).toEqual([1, 1, 1]);
+    expect(fx.aws.events.map((e) => e.detail.prompt_id).sort()).toEqual(['a1', 'a2', 'a3']);
+  });
+
   test('a source delete marks the prompt\'s labels source_deleted_at (revision bumped); the prompt\'s return clears it', async () => {
     // GIVEN
     writePrompt(table, 'greeting', 'Hello');
