@@ -292,6 +292,35 @@ describe('rollouts', () => {
     expect((await auditRows(table, 'greeting')).map((r) => r.action)).toEqual(['label', 'rollout-start', 'rollout-abort']);
   });
 
+  test('an alarm that cannot be described holds only the rollouts naming it; the others step', async () => {
+    // GIVEN: two due rollouts, each watching its own alarm; the controller may not describe one of them
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    await fx.engine.setLabel(setLabel('staging', 1), PIPELINE);
+    fx.clock.ms += 1_000;
+    await fx.engine.startRollout(start({ steps: [50], stepIntervalSeconds: 600, alarms: ['eval-score-low'] }), PIPELINE);
+    await fx.engine.startRollout(start({ label: 'staging', steps: [50], stepIntervalSeconds: 600, alarms: ['checkout-errors'] }), PIPELINE);
+    fx.aws.deniedAlarms.add('eval-score-low');
+    fx.clock.ms += 600_000;
+    const logged = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    // WHEN
+    let actions;
+    let lines: string[];
+    try {
+      actions = await fx.controller.tick();
+    } finally {
+      lines = logged.mock.calls.map((c) => String(c[0]));
+      logged.mockRestore();
+    }
+    // THEN: one call for both names (refused), then one per name
+    expect(fx.aws.describeAlarmsCalls).toBe(3);
+    expect(new Map(actions.map((a) => [a.label, a.outcome]))).toEqual(new Map([['production', 'alarms-unreadable'], ['staging', 'stepped']]));
+    expect(actions.find((a) => a.label === 'production')!.detail).toMatch(/^the rollout waits: alarm 'eval-score-low' could not be read \(AccessDenied: not authorized/);
+    expect(lines.filter((l) => l.includes('"message":"rollout controller: alarms unreadable"'))).toHaveLength(1);
+    expect((await labelRow(table, 'greeting', 'production'))!.rollout.percent_bp).toBe(1000);
+    expect((await labelRow(table, 'greeting', 'staging'))!.rollout.percent_bp).toBe(5000);
+  });
+
   test('manual steps and promote; a gate denial of a scheduled step postpones it by the interval', async () => {
     // GIVEN
     await syncVersions(table, 'greeting', ['A', 'B']);
