@@ -51,6 +51,7 @@ import {
   ROLLOUT_SCALE,
   SORT_KEY,
   STATUS_DELETED,
+  checksum,
   contentOf,
   labelSortKey,
   versionKey,
@@ -254,8 +255,7 @@ export class ReleaseEngine {
         percentBp = next;
         stepsBp = rollout.stepsBp.filter((s) => s > next);
       }
-      const version = await this.getVersion(req.promptId, rollout.candidateVersion);
-      if (!version) throw versionNotFound(req.promptId, rollout.candidateVersion);
+      const version = await this.candidateOf(req.promptId, req.label, rollout);
       const label = fromItem(labelRead);
       const at = this.isoNow();
       const base = {
@@ -289,8 +289,7 @@ export class ReleaseEngine {
     return this.attempt(async () => {
       const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
       await this.requireServed(req.promptId);
-      const version = await this.getVersion(req.promptId, rollout.candidateVersion);
-      if (!version) throw versionNotFound(req.promptId, rollout.candidateVersion);
+      const version = await this.candidateOf(req.promptId, req.label, rollout);
       const label = fromItem(labelRead);
       const at = this.isoNow();
       const base = {
@@ -489,6 +488,29 @@ export class ReleaseEngine {
 
   private getVersion(promptId: string, version: number): Promise<Read> {
     return this.store.getItem(promptId, versionKey(version));
+  }
+
+  /**
+   * The version item a rollout's share or promotion moves readers to, refused (`Conflict`) unless it is what the
+   * rollout started with: its `checksum` and the checksum of its content are `candidate_checksum`. Readers would
+   * serve arm A for a mismatch anyway; stepping or promoting it would put other content on the label.
+   */
+  private async candidateOf(promptId: string, label: string, rollout: Rollout): Promise<Record<string, unknown>> {
+    const version = await this.getVersion(promptId, rollout.candidateVersion);
+    if (!version) throw versionNotFound(promptId, rollout.candidateVersion);
+    const stored = version[Attr.checksum];
+    let actual: string | undefined;
+    try {
+      actual = checksum(contentOf(version));
+    } catch {
+      actual = undefined;
+    }
+    if (stored !== rollout.candidateChecksum || actual !== rollout.candidateChecksum) {
+      throw new ReleaseError(ReleaseErrorCode.conflict, `the rollout of '${label}' of prompt '${promptId}' was started with version ${rollout.candidateVersion} at `
+        + `${rollout.candidateChecksum}, but that version item now holds ${typeof stored === 'string' ? stored : 'no checksum'}`
+        + `${actual !== stored ? ` (its content hashes to ${actual ?? 'nothing: it is not prompt content'})` : ''}: abort the rollout and start it again`);
+    }
+    return version;
   }
 
   private isoNow(): string {

@@ -292,6 +292,53 @@ describe('rollouts', () => {
     expect((await auditRows(table, 'greeting')).map((r) => r.action)).toEqual(['label', 'rollout-start', 'rollout-abort']);
   });
 
+  test.each([
+    ['its content rewritten (checksum attribute kept)', 'SET #t = :x', { '#t': 'text' }, { ':x': { S: 'not B' } }, /that version item now holds sha256:[0-9a-f]{64} \(its content hashes to sha256:/],
+    ['its content and checksum rewritten', 'SET #t = :x, #c = :c', { '#t': 'text', '#c': 'checksum' }, { ':x': { S: 'not B' }, ':c': { S: checksum({ template_type: 'TEXT', text: 'not B' } as any) } }, /that version item now holds sha256:/],
+  ])('a candidate version item that is not what the rollout started with (%s): step and promote are refused, nothing moves', async (_name, update, names, values, message) => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    await fx.engine.startRollout(start({ steps: [50] }), PIPELINE);
+    const before = await labelRow(table, 'greeting', 'production');
+    await table.client.send(new UpdateItemCommand({
+      TableName: table.tableName,
+      Key: { prompt_id: { S: 'greeting' }, version: { S: 'v000002' } },
+      UpdateExpression: update,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values as any,
+    }));
+    // WHEN
+    const step = fx.engine.stepRollout(parseReleaseRequest({ action: 'rollout-step', promptId: 'greeting', label: 'production' }) as any, OPERATOR);
+    const promote = fx.engine.promoteRollout(parseReleaseRequest({ action: 'rollout-promote', promptId: 'greeting', label: 'production' }) as any, OPERATOR);
+    // THEN
+    for (const refused of [step, promote]) {
+      await expect(refused).rejects.toMatchObject({ code: 'Conflict', message: expect.stringMatching(message) });
+      await expect(refused).rejects.toThrow(/^the rollout of 'production' of prompt 'greeting' was started with version 2 at sha256:/);
+    }
+    expect(await labelRow(table, 'greeting', 'production')).toEqual(before);
+    expect((await auditRows(table, 'greeting')).map((r) => r.action).sort()).toEqual(['label', 'rollout-start']);
+  });
+
+  test('a rollout whose candidate_checksum breaks the readers\' rules is broken for the release path too: refused, abort removes it', async () => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    await fx.engine.startRollout(start({ steps: [50] }), PIPELINE);
+    await table.client.send(new UpdateItemCommand({
+      TableName: table.tableName,
+      Key: { prompt_id: { S: 'greeting' }, version: { S: 'LABEL#production' } },
+      UpdateExpression: 'SET #r.#c = :c',
+      ExpressionAttributeNames: { '#r': 'rollout', '#c': 'candidate_checksum' },
+      ExpressionAttributeValues: { ':c': { S: 'SHA256:whatever' } },
+    }));
+    // WHEN / THEN
+    await expect(fx.engine.stepRollout(parseReleaseRequest({ action: 'rollout-step', promptId: 'greeting', label: 'production' }) as any, OPERATOR))
+      .rejects.toMatchObject({ code: 'Conflict', message: expect.stringMatching(/is broken \(the rollout is broken: candidate_checksum "SHA256:whatever" is not sha256: and 64 lowercase hex digits\): abort it/) });
+    await fx.engine.abortRollout(parseReleaseRequest({ action: 'rollout-abort', promptId: 'greeting', label: 'production' }) as any, OPERATOR);
+    expect((await labelRow(table, 'greeting', 'production'))!.rollout).toBeUndefined();
+  });
+
   test('an alarm that cannot be described holds only the rollouts naming it; the others step', async () => {
     // GIVEN: two due rollouts, each watching its own alarm; the controller may not describe one of them
     await syncVersions(table, 'greeting', ['A', 'B']);
