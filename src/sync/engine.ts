@@ -315,7 +315,12 @@ export class SyncEngine {
     if (isOlder(readAt, pointer?.sourceReadAt)) return { kind: 'unchanged' };
     const broken = pointer !== undefined && pointer.problems.length > 0;
     if (fetched.kind === 'not-found') {
-      if (!pointer || (pointer.status !== STATUS_ACTIVE && !broken)) return { kind: 'skipped', reason: fetched.reason ?? 'not found at the source' };
+      if (!pointer || (pointer.status !== STATUS_ACTIVE && !broken)) {
+        // Already DELETED: its labels are brought in line again (a sync cut short after the pointer's write left some
+        // without `source_deleted_at`); labels already flagged cost nothing but the Query.
+        if (this.governance && pointer?.status === STATUS_DELETED) await this.store.markLabelsSourceDeleted(id, this.timestamp());
+        return { kind: 'skipped', reason: fetched.reason ?? 'not found at the source' };
+      }
       const at = this.timestamp();
       const entry: AuditEntry | undefined = this.auditEntry(id, { fromVersion: pointer.versionNumber || undefined, reason: 'deleted at the source', at });
       if ((await this.store.markDeleted(pointer, at, readAt, this.auditWrite(entry))) !== 'written') return 'conflict';

@@ -1,6 +1,6 @@
 import { unlinkSync } from 'node:fs';
 import * as path from 'node:path';
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { PIPELINE, auditRows, labelRow, useGovernance } from './fixture';
@@ -91,6 +91,36 @@ describe('the sync audits its moves of CURRENT', () => {
     expect(back).toMatchObject({ version_number: 1, text: 'Hello', revision: 3 });
     expect(back!.source_deleted_at).toBeUndefined();
     expect(await readCurrent(table, 'greeting')).toMatchObject({ version_number: 2, status: 'ACTIVE' });
+  });
+
+  test('every label is flagged however many Query pages they fill; a DELETED prompt\'s unflagged label is flagged at its next sync', async () => {
+    // GIVEN: six labels of about 300 KB each (a Query page holds at most 1 MB)
+    writePrompt(table, 'greeting', 'Hello');
+    await syncEngine().fullSync();
+    await fx.engine.setLabel(parseReleaseRequest({ action: 'set-label', promptId: 'greeting', label: 'production', version: 1 }) as any, PIPELINE);
+    const key = (label: string) => ({ prompt_id: { S: 'greeting' }, version: { S: `LABEL#${label}` } });
+    const model = (await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: key('production'), ConsistentRead: true }))).Item!;
+    const names = ['l1', 'l2', 'l3', 'l4', 'l5', 'l6'];
+    for (const name of names) {
+      await table.client.send(new PutItemCommand({
+        TableName: table.tableName,
+        Item: { ...model, ...key(name), label: { S: name }, padding: { S: 'x'.repeat(300_000) } },
+      }));
+    }
+    // WHEN
+    unlinkSync(path.join(table.dir, 'greeting.md'));
+    await syncEngine().fullSync();
+    // THEN
+    for (const name of ['production', ...names]) expect([name, (await labelRow(table, 'greeting', name))!.source_deleted_at]).toEqual([name, expect.stringMatching(/^\d{4}-/)]);
+
+    // GIVEN: one label left without the flag (a sync cut short after the pointer's write)
+    await table.client.send(new UpdateItemCommand({ TableName: table.tableName, Key: key('l3'), UpdateExpression: 'REMOVE source_deleted_at' }));
+    // WHEN
+    const again = await syncEngine().syncPrompt('greeting');
+    // THEN
+    expect(again.skipped).toEqual([{ id: 'greeting', reason: expect.any(String) }]);
+    expect((await labelRow(table, 'greeting', 'l3'))!.source_deleted_at).toMatch(/^\d{4}-/);
+    expect(await readCurrent(table, 'greeting')).toMatchObject({ status: 'DELETED' });
   });
 });
 
