@@ -170,7 +170,7 @@ export class ReleaseEngine {
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
       const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [this.guardedLabelPut(item, labelRead)],
+        writes: [this.guardedLabelPut(item, labelRead), this.servedCheck(req.promptId)],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true },
       };
@@ -224,7 +224,11 @@ export class ReleaseEngine {
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
       const item = labelItemWithRollout(labelRead, rollout, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [this.guardedLabelPut(item, labelRead), { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, rollout) } }],
+        writes: [
+          this.guardedLabelPut(item, labelRead),
+          { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, rollout) } },
+          this.servedCheck(req.promptId),
+        ],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true, percent: rollout.percentBp / 100, nextStepAt: rollout.nextStepAt },
       };
@@ -277,7 +281,11 @@ export class ReleaseEngine {
       const next: Rollout = { ...rollout, percentBp, stepsBp, nextStepAt };
       const item = labelItemWithRollout(labelRead, next, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [this.guardedLabelPut(item, labelRead), { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, next) } }],
+        writes: [
+          this.guardedLabelPut(item, labelRead),
+          { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, next) } },
+          this.servedCheck(req.promptId),
+        ],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true, percent: percentBp / 100, nextStepAt },
       };
@@ -308,7 +316,11 @@ export class ReleaseEngine {
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
       const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [this.guardedLabelPut(item, labelRead), { Delete: { TableName: this.tableName, Key: registryKey(req.promptId, req.label) } }],
+        writes: [
+          this.guardedLabelPut(item, labelRead),
+          { Delete: { TableName: this.tableName, Key: registryKey(req.promptId, req.label) } },
+          this.servedCheck(req.promptId),
+        ],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true, percent: 100 },
       };
@@ -473,6 +485,23 @@ export class ReleaseEngine {
     const pointer = await this.store.getPointer(promptId);
     if (!pointer) throw notFound(promptId);
     if (pointer.status === STATUS_DELETED) throw deleted(promptId);
+  }
+
+  /**
+   * A label move's check, in its own transaction, that `CURRENT` still exists and is not `DELETED`: a sync that marks
+   * the prompt deleted between the move's read and its write makes the move lose (it re-reads, then answers
+   * `PromptDeleted`), so no label moves after the deletion and misses its `source_deleted_at`.
+   */
+  private servedCheck(promptId: string): TransactWriteItem {
+    return {
+      ConditionCheck: {
+        TableName: this.tableName,
+        Key: { [PARTITION_KEY]: { S: promptId }, [SORT_KEY]: { S: CURRENT } },
+        ConditionExpression: 'attribute_exists(#pk) AND #status <> :deleted',
+        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#status': Attr.status },
+        ExpressionAttributeValues: { ':deleted': { S: STATUS_DELETED } },
+      },
+    };
   }
 
   private guardedLabelPut(item: Item, read: Item | undefined): TransactWriteItem {

@@ -339,6 +339,36 @@ describe('rollouts', () => {
     expect((await labelRow(table, 'greeting', 'production'))!.rollout).toBeUndefined();
   });
 
+  test.each(['set-label', 'rollout-step', 'rollout-promote'])('%s loses to a sync that marks the prompt DELETED between its read and its write: PromptDeleted, the label untouched', async (action) => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    if (action !== 'set-label') await fx.engine.startRollout(start({ steps: [50] }), PIPELINE);
+    const before = await labelRow(table, 'greeting', 'production');
+    const engine = fx.engine;
+    let deletes = 0;
+    beforeSending(table.client, 'TransactWriteItems', async () => {
+      if (deletes++ > 0) return;
+      await fx.table.adminClient.send(new UpdateItemCommand({
+        TableName: table.tableName,
+        Key: { prompt_id: { S: 'greeting' }, version: { S: 'CURRENT' } },
+        UpdateExpression: 'SET #s = :d, #r = #r + :one',
+        ExpressionAttributeNames: { '#s': 'status', '#r': 'revision' },
+        ExpressionAttributeValues: { ':d': { S: 'DELETED' }, ':one': { N: '1' } },
+      }));
+    });
+    // WHEN
+    const move = action === 'set-label'
+      ? engine.setLabel(setLabel('production', 2), OPERATOR)
+      : action === 'rollout-step'
+        ? engine.stepRollout(parseReleaseRequest({ action, promptId: 'greeting', label: 'production' }) as any, OPERATOR)
+        : engine.promoteRollout(parseReleaseRequest({ action, promptId: 'greeting', label: 'production' }) as any, OPERATOR);
+    // THEN
+    await expect(move).rejects.toMatchObject({ code: 'PromptDeleted' });
+    expect(await labelRow(table, 'greeting', 'production')).toEqual(before);
+    expect((await auditRows(table, 'greeting')).map((r) => r.action).sort()).toEqual(action === 'set-label' ? ['label'] : ['label', 'rollout-start']);
+  });
+
   test('an alarm that cannot be described holds only the rollouts naming it; the others step', async () => {
     // GIVEN: two due rollouts, each watching its own alarm; the controller may not describe one of them
     await syncVersions(table, 'greeting', ['A', 'B']);
