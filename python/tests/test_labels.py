@@ -274,6 +274,14 @@ def test_rollout_vectors() -> None:
         assert on_b == c["armB"]
 
 
+def test_rollout_bucket_encodes_surrogates_as_javascript_does() -> None:
+    # json.loads joins an escaped surrogate pair into one code point; a caller may hold the pair as two code points.
+    assert rollout_bucket("summarize", "production", "\ud83d" + "\ude00") == rollout_bucket("summarize", "production", "\U0001f600")
+    # A pair split across fields is two lone surrogates (the 0x00 separator sits between them), each U+FFFD.
+    assert rollout_bucket("summarize\ud83d", "p", "\ude00") == rollout_bucket("summarize\ufffd", "p", "\ufffd")
+    assert rollout_bucket("a", "p", "\ud800") == rollout_bucket("a", "p", "\ufffd")
+
+
 @pytest.mark.parametrize("case", ROLLOUT["maps"], ids=[c["name"] for c in ROLLOUT["maps"]])
 def test_rollout_maps(case: Dict[str, Any]) -> None:
     spec, problem = parse_rollout(case["map"])

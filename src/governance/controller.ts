@@ -17,33 +17,69 @@ const DESCRIBE_ALARMS_MAX_NAMES = 100;
  */
 export const MAX_SCHEDULE_SKEW_MS = 60_000;
 
-/** Which of the named alarms are in ALARM now. */
-export interface AlarmStates {
-  inAlarm(names: readonly string[]): Promise<Set<string>>;
+/** What the controller learnt of the named alarms: those in ALARM now, and those it could not read (with why). */
+export interface AlarmReading {
+  readonly firing: ReadonlySet<string>;
+  readonly unreadable: ReadonlyMap<string, string>;
 }
 
-/** Alarm states from CloudWatch `DescribeAlarms` (metric and composite alarms), 100 names per call. */
+/** Which of the named alarms are in ALARM now, and which could not be read. */
+export interface AlarmStates {
+  inAlarm(names: readonly string[]): Promise<AlarmReading>;
+}
+
+/**
+ * Alarm states from CloudWatch `DescribeAlarms` (metric and composite alarms), 100 names per call. A call that fails
+ * (an alarm the role may not describe: `AccessDenied` fails the whole call) is made again for each of its names
+ * alone, so only the alarms that cannot be read are unknown.
+ */
 export class CloudWatchAlarmStates implements AlarmStates {
   constructor(private readonly client: CloudWatchClient) {}
 
-  async inAlarm(names: readonly string[]): Promise<Set<string>> {
+  async inAlarm(names: readonly string[]): Promise<AlarmReading> {
     const firing = new Set<string>();
+    const unreadable = new Map<string, string>();
     for (let start = 0; start < names.length; start += DESCRIBE_ALARMS_MAX_NAMES) {
-      let nextToken: string | undefined;
-      for (let page = 0; page < 100; page++) {
-        const out = await this.client.send(new DescribeAlarmsCommand({
-          AlarmNames: names.slice(start, start + DESCRIBE_ALARMS_MAX_NAMES),
-          AlarmTypes: ['MetricAlarm', 'CompositeAlarm'],
-          StateValue: 'ALARM',
-          NextToken: nextToken,
-        }));
-        for (const a of [...(out.MetricAlarms ?? []), ...(out.CompositeAlarms ?? [])]) if (a.AlarmName) firing.add(a.AlarmName);
-        nextToken = out.NextToken;
-        if (!nextToken) break;
+      const batch = names.slice(start, start + DESCRIBE_ALARMS_MAX_NAMES);
+      try {
+        await this.describe(batch, firing);
+      } catch (err) {
+        if (batch.length === 1) {
+          unreadable.set(batch[0], describeError(err));
+          continue;
+        }
+        for (const name of batch) {
+          try {
+            await this.describe([name], firing);
+          } catch (one) {
+            unreadable.set(name, describeError(one));
+          }
+        }
       }
     }
-    return firing;
+    return { firing, unreadable };
   }
+
+  private async describe(names: readonly string[], firing: Set<string>): Promise<void> {
+    const found: string[] = [];
+    let nextToken: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const out = await this.client.send(new DescribeAlarmsCommand({
+        AlarmNames: [...names],
+        AlarmTypes: ['MetricAlarm', 'CompositeAlarm'],
+        StateValue: 'ALARM',
+        NextToken: nextToken,
+      }));
+      for (const a of [...(out.MetricAlarms ?? []), ...(out.CompositeAlarms ?? [])]) if (a.AlarmName) found.push(a.AlarmName);
+      nextToken = out.NextToken;
+      if (!nextToken) break;
+    }
+    for (const name of found) firing.add(name);
+  }
+}
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
 /** One thing the controller did or declined to do. */
@@ -51,7 +87,8 @@ export interface ControllerAction {
   readonly promptId: string;
   readonly label: string;
   /** `held`: the prompt was deleted at the source; the rollout waits (an alarm still aborts it). */
-  readonly outcome: 'aborted' | 'stepped' | 'promoted' | 'gate-denied' | 'held' | 'not-due' | 'stale-entry-dropped' | 'failed';
+  /** `alarms-unreadable`: an alarm the rollout names could not be read; it neither steps nor aborts this pass. */
+  readonly outcome: 'aborted' | 'stepped' | 'promoted' | 'gate-denied' | 'held' | 'not-due' | 'stale-entry-dropped' | 'alarms-unreadable' | 'failed';
   readonly detail?: string;
   readonly result?: MoveResult;
 }
@@ -64,14 +101,25 @@ export class RolloutController {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The scheduled pass: alarms first (an abort wins over a due step), then due steps. Each rollout fails alone. */
+  /**
+   * The scheduled pass: alarms first (an abort wins over a due step), then due steps. Each rollout fails alone: one
+   * whose alarm could not be read waits (logged), the others go on.
+   */
   async tick(): Promise<ControllerAction[]> {
     const entries = await this.engine.listRollouts();
     const watched = [...new Set(entries.flatMap((e) => e.alarms))];
-    const firing = watched.length > 0 ? await this.alarms.inAlarm(watched) : new Set<string>();
+    const none: AlarmReading = { firing: new Set(), unreadable: new Map() };
+    const { firing, unreadable } = watched.length > 0 ? await this.alarms.inAlarm(watched) : none;
     const actions: ControllerAction[] = [];
     for (const entry of entries) {
       const alarm = entry.alarms.find((a) => firing.has(a));
+      const blind = entry.alarms.filter((a) => unreadable.has(a));
+      if (alarm === undefined && blind.length > 0) {
+        const detail = `the rollout waits: ${blind.map((a) => `alarm '${a}' could not be read (${unreadable.get(a)})`).join('; ')}`;
+        console.error(JSON.stringify({ level: 'ERROR', message: 'rollout controller: alarms unreadable', promptId: entry.promptId, label: entry.label, detail }));
+        actions.push({ promptId: entry.promptId, label: entry.label, outcome: 'alarms-unreadable', detail });
+        continue;
+      }
       actions.push(await this.guard(entry, () => (alarm !== undefined ? this.abort(entry, alarm) : this.advance(entry))));
     }
     return actions;

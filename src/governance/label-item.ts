@@ -17,6 +17,7 @@ import {
   STATUS_ACTIVE,
   contentOf,
   labelSortKey,
+  parseRollout as parseReaderRollout,
 } from '../schema';
 import { Item, toAttr, toItem } from '../schema/ddb-codec';
 
@@ -114,11 +115,15 @@ export function rolloutMap(r: Rollout): AttributeValue {
 
 /**
  * The rollout of a label item as read: `undefined` when there is none, or a string saying what is broken about a
- * hand-edited one (an abort still removes it; nothing else acts on it).
+ * hand-edited one (an abort still removes it; nothing else acts on it). The keys readers use are held to the
+ * readers' rules (the schema's `parseRollout`: a `candidate_checksum` of the contract's form, a version number
+ * within range, …), so the release path never acts on a rollout that readers would refuse.
  */
 export function parseRollout(value: unknown): Rollout | string | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'the rollout attribute is not a map';
+  const readers = parseReaderRollout(value);
+  if (readers.problem !== undefined) return `the rollout is broken: ${readers.problem}`;
   const r = value as Record<string, unknown>;
   const bp = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= ROLLOUT_SCALE;
   const str = (v: unknown) => typeof v === 'string' && v.length > 0;

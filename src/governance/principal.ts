@@ -9,9 +9,12 @@
  *   outside the construct), may move `CURRENT` and every label that is not protected.
  * - A principal with scoped grants only may move exactly the labels they name, and not `CURRENT`.
  *
- * Callers are matched by account and name: an assumed-role session (`arn:aws:sts::<account>:assumed-role/<role>/<session>`)
- * matches a grant to `arn:aws:iam::<account>:role/<path>/<role>`, an IAM user matches a grant to that user. Any other
- * caller (the account root, a federated user) matches no grant.
+ * Callers are matched by account (exactly) and name (regardless of case: IAM role and user names are unique
+ * regardless of case): an assumed-role session (`arn:aws:sts::<account>:assumed-role/<role>/<session>`) matches a
+ * grant to `arn:aws:iam::<account>:role/<path>/<role>`, an IAM user matches a grant to that user. Any other caller
+ * (the account root, a federated user from `sts:GetFederationToken`, which acts with its IAM user's rights but
+ * under another ARN) is refused: only role sessions and IAM users use the release path, so a label-scoped user
+ * cannot shed its scope by calling as a federated user.
  */
 
 /** A recorded grant: the grantee's role or user ARN, and the labels it may move (`*`: unscoped). */
@@ -41,7 +44,7 @@ export function parsePrincipal(arn: string): PrincipalName {
 }
 
 function samePrincipal(a: PrincipalName, b: PrincipalName): boolean {
-  return a.kind !== 'other' && a.kind === b.kind && a.account === b.account && a.name === b.name;
+  return a.kind !== 'other' && a.kind === b.kind && a.account === b.account && a.name?.toLowerCase() === b.name?.toLowerCase();
 }
 
 /** The pointer a move targets: `CURRENT` (an activation) or a label name. */
@@ -50,6 +53,9 @@ export type MoveTarget = { readonly current: true } | { readonly label: string }
 /** Why `callerArn` may not move `target` under `scopes`, or `undefined` when it may. */
 export function authorizationProblem(callerArn: string, scopes: readonly ReleaseScope[], target: MoveTarget): string | undefined {
   const caller = parsePrincipal(callerArn);
+  if (caller.kind === 'other') {
+    return `${callerArn} is neither a role session nor an IAM user: only those may use the release path (the account root and federated users are refused)`;
+  }
   const mine = scopes.filter((s) => samePrincipal(caller, parsePrincipal(s.principal)));
   const unscoped = mine.length === 0 || mine.some((s) => s.labels === '*');
   if ('current' in target) {

@@ -51,6 +51,7 @@ import {
   ROLLOUT_SCALE,
   SORT_KEY,
   STATUS_DELETED,
+  checksum,
   contentOf,
   labelSortKey,
   versionKey,
@@ -169,7 +170,7 @@ export class ReleaseEngine {
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
       const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [this.guardedLabelPut(item, labelRead)],
+        writes: [this.guardedLabelPut(item, labelRead), this.servedCheck(req.promptId)],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true },
       };
@@ -223,7 +224,11 @@ export class ReleaseEngine {
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
       const item = labelItemWithRollout(labelRead, rollout, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [this.guardedLabelPut(item, labelRead), { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, rollout) } }],
+        writes: [
+          this.guardedLabelPut(item, labelRead),
+          { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, rollout) } },
+          this.servedCheck(req.promptId),
+        ],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true, percent: rollout.percentBp / 100, nextStepAt: rollout.nextStepAt },
       };
@@ -254,8 +259,7 @@ export class ReleaseEngine {
         percentBp = next;
         stepsBp = rollout.stepsBp.filter((s) => s > next);
       }
-      const version = await this.getVersion(req.promptId, rollout.candidateVersion);
-      if (!version) throw versionNotFound(req.promptId, rollout.candidateVersion);
+      const version = await this.candidateOf(req.promptId, req.label, rollout);
       const label = fromItem(labelRead);
       const at = this.isoNow();
       const base = {
@@ -277,7 +281,11 @@ export class ReleaseEngine {
       const next: Rollout = { ...rollout, percentBp, stepsBp, nextStepAt };
       const item = labelItemWithRollout(labelRead, next, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [this.guardedLabelPut(item, labelRead), { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, next) } }],
+        writes: [
+          this.guardedLabelPut(item, labelRead),
+          { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, next) } },
+          this.servedCheck(req.promptId),
+        ],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true, percent: percentBp / 100, nextStepAt },
       };
@@ -289,8 +297,7 @@ export class ReleaseEngine {
     return this.attempt(async () => {
       const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
       await this.requireServed(req.promptId);
-      const version = await this.getVersion(req.promptId, rollout.candidateVersion);
-      if (!version) throw versionNotFound(req.promptId, rollout.candidateVersion);
+      const version = await this.candidateOf(req.promptId, req.label, rollout);
       const label = fromItem(labelRead);
       const at = this.isoNow();
       const base = {
@@ -309,7 +316,11 @@ export class ReleaseEngine {
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
       const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [this.guardedLabelPut(item, labelRead), { Delete: { TableName: this.tableName, Key: registryKey(req.promptId, req.label) } }],
+        writes: [
+          this.guardedLabelPut(item, labelRead),
+          { Delete: { TableName: this.tableName, Key: registryKey(req.promptId, req.label) } },
+          this.servedCheck(req.promptId),
+        ],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true, percent: 100 },
       };
@@ -476,6 +487,23 @@ export class ReleaseEngine {
     if (pointer.status === STATUS_DELETED) throw deleted(promptId);
   }
 
+  /**
+   * A label move's check, in its own transaction, that `CURRENT` still exists and is not `DELETED`: a sync that marks
+   * the prompt deleted between the move's read and its write makes the move lose (it re-reads, then answers
+   * `PromptDeleted`), so no label moves after the deletion and misses its `source_deleted_at`.
+   */
+  private servedCheck(promptId: string): TransactWriteItem {
+    return {
+      ConditionCheck: {
+        TableName: this.tableName,
+        Key: { [PARTITION_KEY]: { S: promptId }, [SORT_KEY]: { S: CURRENT } },
+        ConditionExpression: 'attribute_exists(#pk) AND #status <> :deleted',
+        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#status': Attr.status },
+        ExpressionAttributeValues: { ':deleted': { S: STATUS_DELETED } },
+      },
+    };
+  }
+
   private guardedLabelPut(item: Item, read: Item | undefined): TransactWriteItem {
     return { Put: { TableName: this.tableName, Item: item, ...labelGuard(read) } };
   }
@@ -489,6 +517,29 @@ export class ReleaseEngine {
 
   private getVersion(promptId: string, version: number): Promise<Read> {
     return this.store.getItem(promptId, versionKey(version));
+  }
+
+  /**
+   * The version item a rollout's share or promotion moves readers to, refused (`Conflict`) unless it is what the
+   * rollout started with: its `checksum` and the checksum of its content are `candidate_checksum`. Readers would
+   * serve arm A for a mismatch anyway; stepping or promoting it would put other content on the label.
+   */
+  private async candidateOf(promptId: string, label: string, rollout: Rollout): Promise<Record<string, unknown>> {
+    const version = await this.getVersion(promptId, rollout.candidateVersion);
+    if (!version) throw versionNotFound(promptId, rollout.candidateVersion);
+    const stored = version[Attr.checksum];
+    let actual: string | undefined;
+    try {
+      actual = checksum(contentOf(version));
+    } catch {
+      actual = undefined;
+    }
+    if (stored !== rollout.candidateChecksum || actual !== rollout.candidateChecksum) {
+      throw new ReleaseError(ReleaseErrorCode.conflict, `the rollout of '${label}' of prompt '${promptId}' was started with version ${rollout.candidateVersion} at `
+        + `${rollout.candidateChecksum}, but that version item now holds ${typeof stored === 'string' ? stored : 'no checksum'}`
+        + `${actual !== stored ? ` (its content hashes to ${actual ?? 'nothing: it is not prompt content'})` : ''}: abort the rollout and start it again`);
+    }
+    return version;
   }
 
   private isoNow(): string {

@@ -90,7 +90,8 @@ export const VPC_NETWORK_INTERFACE_ACTIONS = [
 /**
  * What the release function and the rollout controller call on the table: `GetItem` (pointer, version, label),
  * `Query` (the rollout registry), `PutItem` (the guarded label or pointer, the registry entry and the audit record,
- * each a `Put` of one `TransactWriteItems`), `DeleteItem` (the registry entry of a rollout that ended). No
+ * each a `Put` of one `TransactWriteItems`), `DeleteItem` (the registry entry of a rollout that ended),
+ * `ConditionCheckItem` (a label move's check, in its transaction, that `CURRENT` is not `DELETED`). No
  * `UpdateItem`, no `Scan`: versions are never rewritten and active rollouts are found without a scan.
  */
 export const RELEASE_DATA_ACTIONS = [
@@ -98,6 +99,7 @@ export const RELEASE_DATA_ACTIONS = [
   'dynamodb:Query',
   'dynamodb:PutItem',
   'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
 ];
 
 /** Emitting audit events on the account's default event bus. */

@@ -142,8 +142,11 @@ export function parseLabelSortKey(sortKey: string): string | undefined {
  * Sticky rollout assignment: the bucket (0 to {@link ROLLOUT_SCALE} − 1) of one stickiness key for one prompt
  * and label. It is the first 4 bytes of SHA-256 over the UTF-8 of `promptId`, a 0x00 byte, `label`, a 0x00
  * byte and `key`, read as a big-endian unsigned integer, modulo {@link ROLLOUT_SCALE}. A reader serves arm B
- * when `bucket < percent_bp`, so raising the share only ever moves keys from A to B. The Python client
- * computes the same (conformance vectors in test/conformance/fixtures/).
+ * when `bucket < percent_bp`, so raising the share only ever moves keys from A to B. The UTF-8 is the
+ * WHATWG encoding of the UTF-16 string: a surrogate pair is its one character, and each lone surrogate (one
+ * without its partner, or a pair in the wrong order) is encoded as U+FFFD (EF BF BD). The Python client
+ * computes the same (`utf-16-le`/`surrogatepass` round trip, then `replace`), conformance vectors with lone and
+ * split surrogates in test/conformance/fixtures/rollout.json.
  */
 export function rolloutBucket(promptId: string, label: string, key: string): number {
   const data = `${promptId}\u0000${label}\u0000${key}`;

@@ -155,6 +155,15 @@ export class SyncEngine {
    * view: past the deadline, or when the source could not list every entry, they wait for a later sync.
    */
   async fullSync(): Promise<SyncReport> {
+    // Every move committed gets its event, even when the sync then throws (a catalog write, the listing of ids).
+    try {
+      return await this.fullSyncOnce();
+    } finally {
+      await this.emitAuditEvents();
+    }
+  }
+
+  private async fullSyncOnce(): Promise<SyncReport> {
     const started = Date.now();
     const listedAt = readClock();
     const listedAtMs = Date.now();
@@ -200,7 +209,6 @@ export class SyncEngine {
     const catalogUpdated = complete && !catalogTrusted
       ? await this.store.catalog.rebuild(this.timestamp())
       : await this.applyMembership(outcomes);
-    await this.emitAuditEvents();
     return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, {
       deferred, listingFailures: listing.failures, repaired: repairsOf([...pointers.values()]),
     });
@@ -211,6 +219,14 @@ export class SyncEngine {
    * the catalog if an ACTIVE prompt is missing from it (an earlier rebuild that failed or was cut short).
    */
   async syncPrompt(id: string, options: SyncPromptOptions = {}): Promise<SyncReport> {
+    try {
+      return await this.syncPromptOnce(id, options);
+    } finally {
+      await this.emitAuditEvents();
+    }
+  }
+
+  private async syncPromptOnce(id: string, options: SyncPromptOptions): Promise<SyncReport> {
     const started = Date.now();
     const idProblem = promptIdProblem(id);
     if (idProblem !== undefined) {
@@ -226,7 +242,6 @@ export class SyncEngine {
     const catalogUpdated = missingFromCatalog
       ? await this.store.catalog.rebuild(this.timestamp())
       : await this.applyMembership(new Map([[id, outcome]]));
-    await this.emitAuditEvents();
     return this.report('prompt', 1, new Map([[id, outcome]]), catalogUpdated, started, { repaired: repairsOf(pointer ? [pointer] : []) });
   }
 
@@ -300,7 +315,12 @@ export class SyncEngine {
     if (isOlder(readAt, pointer?.sourceReadAt)) return { kind: 'unchanged' };
     const broken = pointer !== undefined && pointer.problems.length > 0;
     if (fetched.kind === 'not-found') {
-      if (!pointer || (pointer.status !== STATUS_ACTIVE && !broken)) return { kind: 'skipped', reason: fetched.reason ?? 'not found at the source' };
+      if (!pointer || (pointer.status !== STATUS_ACTIVE && !broken)) {
+        // Already DELETED: its labels are brought in line again (a sync cut short after the pointer's write left some
+        // without `source_deleted_at`); labels already flagged cost nothing but the Query.
+        if (this.governance && pointer?.status === STATUS_DELETED) await this.store.markLabelsSourceDeleted(id, this.timestamp());
+        return { kind: 'skipped', reason: fetched.reason ?? 'not found at the source' };
+      }
       const at = this.timestamp();
       const entry: AuditEntry | undefined = this.auditEntry(id, { fromVersion: pointer.versionNumber || undefined, reason: 'deleted at the source', at });
       if ((await this.store.markDeleted(pointer, at, readAt, this.auditWrite(entry))) !== 'written') return 'conflict';
@@ -353,9 +373,10 @@ export class SyncEngine {
       latest = below;
     }
     const versionNumber = latest + 1;
-    const gated = this.governance?.gate !== undefined && pointer !== undefined && pointer.status === STATUS_ACTIVE && !broken;
-    if (gated) {
-      const decided = await this.gateSyncMove(id, prompt, sum, readAt, pointer, versionNumber);
+    // Every move of an existing pointer is gated: a change of an ACTIVE prompt, a prompt back at the source after
+    // a delete (DELETED pointer, new version), and the repair of a broken pointer. Only a first write is not.
+    if (this.governance?.gate !== undefined && pointer !== undefined) {
+      const decided = await this.gateSyncMove(id, prompt, sum, readAt, pointer, latest);
       if (decided !== undefined) return decided;
     }
     const meta = {
@@ -392,23 +413,29 @@ export class SyncEngine {
   }
 
   /**
-   * `gateSync`: asks the activation gate before `CURRENT` moves to the source's new content. The candidate is the
-   * version a previous denial already wrote (same checksum, `latest_version_number` above the served one), or the
+   * `gateSync`: asks the activation gate before `CURRENT` moves to the source's new content: an ACTIVE prompt's
+   * change, a DELETED prompt back at the source, a broken pointer's repair. The candidate is the version a previous
+   * denial already wrote (the highest version, `latest`, with the same checksum and not the one served), or the
    * next version. Allowed and already written: `CURRENT` moves to it (returned). Allowed and new: `undefined`, the
    * caller writes it as usual. Denied: the new version item is written and audited once (`gate-deny`), `CURRENT`
-   * stays; a denial of a version written before writes nothing. Both are `skipped` with the gate's reason.
+   * stays as it was (still DELETED, still broken); a denial of a version written before writes nothing. Both are
+   * `skipped` with the gate's reason.
    */
   private async gateSyncMove(
-    id: string, prompt: SourcePrompt, sum: string, readAt: string, pointer: PointerState, nextVersion: number,
+    id: string, prompt: SourcePrompt, sum: string, readAt: string, pointer: PointerState, latest: number,
   ): Promise<Outcome | 'conflict' | undefined> {
+    const nextVersion = latest + 1;
+    const broken = pointer.problems.length > 0;
     let existing: Record<string, unknown> | undefined;
-    if (pointer.latestVersionNumber > pointer.versionNumber) {
-      const item = await this.store.getItem(id, versionKey(pointer.latestVersionNumber));
+    if (latest > pointer.versionNumber) {
+      const item = await this.store.getItem(id, versionKey(latest));
       if (item?.[Attr.checksum] === sum) existing = item;
     }
-    const toVersion = existing ? pointer.latestVersionNumber : nextVersion;
+    const toVersion = existing ? latest : nextVersion;
+    const fromVersion = pointer.versionNumber > 0 ? pointer.versionNumber : undefined;
+    const why = broken ? 'repaired' : pointer.status === STATUS_DELETED ? 'back at the source' : 'changed at the source';
     const decision = await this.governance!.gate!.check({
-      promptId: id, target: CURRENT, action: 'sync', fromVersion: pointer.versionNumber, toVersion, checksum: sum, content: prompt.content, actor: this.governance!.actor,
+      promptId: id, target: CURRENT, action: 'sync', fromVersion, toVersion, checksum: sum, content: prompt.content, actor: this.governance!.actor,
     });
     const at = this.timestamp();
     if (decision.allow) {
@@ -420,19 +447,22 @@ export class SyncEngine {
         sourceVersion: prompt.sourceVersion,
         sourceUpdatedAt: prompt.updatedAt,
         syncedAt: at,
-        latestVersionNumber: pointer.latestVersionNumber,
+        latestVersionNumber: latest,
         sourceChecksum: sum,
         sourceRevision: prompt.revision,
         sourceReadAt: readAt,
       });
-      const entry = this.auditEntry(id, { fromVersion: pointer.versionNumber, toVersion, reason: `changed at the source (source version ${prompt.sourceVersion}); activation gate: ${decision.reason}`, at });
+      const entry = this.auditEntry(id, { fromVersion, toVersion, reason: `${why} (source version ${prompt.sourceVersion}); activation gate: ${decision.reason}`, at });
       if ((await this.store.writePointer(item, pointer, readAt, this.auditWrite(entry))) !== 'written') return 'conflict';
       this.noteAudited(entry);
-      return { kind: 'written', membership: false };
+      if (pointer.status === STATUS_DELETED) await this.store.markLabelsSourceDeleted(id, undefined);
+      return { kind: 'written', membership: pointer.status !== STATUS_ACTIVE };
     }
+    const stays = broken ? `as it is (broken: ${pointer.problems.join('; ')})`
+      : pointer.status === STATUS_DELETED ? 'DELETED' : `on version ${pointer.versionNumber}`;
     const skipped: Outcome = {
       kind: 'skipped',
-      reason: `the activation gate denied version ${toVersion} (${decision.reason}); CURRENT stays on version ${pointer.versionNumber}, and the next sync asks again`,
+      reason: `the activation gate denied version ${toVersion} (${decision.reason}); CURRENT stays ${stays}, and the next sync asks again`,
     };
     if (existing) return skipped;
     const meta = {
@@ -444,7 +474,7 @@ export class SyncEngine {
       syncedAt: at,
     };
     const entry: AuditEntry = {
-      ...this.auditEntry(id, { fromVersion: pointer.versionNumber, toVersion, reason: `sync denied: ${decision.reason}`, at })!,
+      ...this.auditEntry(id, { fromVersion, toVersion, reason: `sync denied (${why}): ${decision.reason}`, at })!,
       action: 'gate-deny',
     };
     const outcome = await this.store.writeDeniedVersion(versionItem(id, prompt.content, meta), pointer, readAt, nextVersion, this.auditWrite(entry));
@@ -473,10 +503,19 @@ export class SyncEngine {
     if (entry) this.audited.push(entry);
   }
 
-  /** Emits the events of this sync's audit records (PutEvents of 10; a refusal is logged, never fails the sync). */
+  /**
+   * Emits the events of this sync's audit records (PutEvents of 10; a refusal is logged, never fails the sync).
+   * Runs when a sync ends, however it ends; it never throws (it would hide the sync's own error): anything that
+   * stops it is logged as `audit events lost` with the count (the records are in the table).
+   */
   private async emitAuditEvents(): Promise<void> {
     const entries = this.audited.splice(0);
-    if (entries.length > 0 && this.governance?.events) await this.governance.events.emit(entries);
+    if (entries.length === 0 || !this.governance?.events) return;
+    try {
+      await this.governance.events.emit(entries);
+    } catch (err) {
+      console.error(JSON.stringify({ level: 'ERROR', message: 'audit events lost', count: entries.length, error: err instanceof Error ? err.message : String(err) }));
+    }
   }
 
   /**

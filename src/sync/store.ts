@@ -46,6 +46,8 @@ const BATCH_GET_MAX_KEYS = 100;
 const BATCH_GET_MAX_ATTEMPTS = 8;
 /** Pages of version keys read at most when looking for a free version number below a hand-made 999999. */
 const GAP_SEARCH_MAX_PAGES = 10;
+/** Query pages read for one prompt's labels (each page is at most 1 MB of label items, read before projection). */
+const MAX_LABEL_PAGES = 1_000;
 
 /** A version write can also find its version item already there (the pointer's numbers were behind). */
 export type VersionWriteOutcome = WriteOutcome | 'version-exists';
@@ -258,16 +260,26 @@ export class ServingTableStore {
    * Returns how many labels were updated.
    */
   async markLabelsSourceDeleted(id: string, at: string | undefined): Promise<number> {
-    const out = await this.client.send(new QueryCommand({
-      TableName: this.tableName,
-      ConsistentRead: true,
-      KeyConditionExpression: '#pk = :id AND begins_with(#sk, :label)',
-      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#rev': Attr.revision, '#sda': LabelAttr.sourceDeletedAt },
-      ExpressionAttributeValues: { ':id': { S: id }, ':label': { S: LABEL_SORT_KEY_PREFIX } },
-      ProjectionExpression: '#pk, #sk, #rev, #sda',
-    }));
+    // Every page: a Query returns at most 1 MB, and a label item may be up to 400 KB (3 labels can fill a page).
+    const labels: Item[] = [];
+    let startKey: Item | undefined;
+    for (let page = 0; page < MAX_LABEL_PAGES; page++) {
+      const out = await this.client.send(new QueryCommand({
+        TableName: this.tableName,
+        ConsistentRead: true,
+        KeyConditionExpression: '#pk = :id AND begins_with(#sk, :label)',
+        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#rev': Attr.revision, '#sda': LabelAttr.sourceDeletedAt },
+        ExpressionAttributeValues: { ':id': { S: id }, ':label': { S: LABEL_SORT_KEY_PREFIX } },
+        ProjectionExpression: '#pk, #sk, #rev, #sda',
+        ExclusiveStartKey: startKey,
+      }));
+      labels.push(...(out.Items ?? []));
+      startKey = out.LastEvaluatedKey;
+      if (!startKey) break;
+    }
+    if (startKey) throw new Error(`the labels of prompt '${id}' span more than ${MAX_LABEL_PAGES} Query pages; source_deleted_at was not brought in line on all of them`);
     let updated = 0;
-    for (const label of out.Items ?? []) {
+    for (const label of labels) {
       const has = label[LabelAttr.sourceDeletedAt] !== undefined;
       if ((at !== undefined) === has) continue;
       const rev = label[Attr.revision];

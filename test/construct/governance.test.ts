@@ -53,7 +53,7 @@ describe('without governance', () => {
 });
 
 describe('release function', () => {
-  test('sits behind a function URL with AWS_IAM auth, with table access limited to GetItem, Query, PutItem and DeleteItem', () => {
+  test('sits behind a function URL with AWS_IAM auth, with table access limited to GetItem, Query, PutItem, DeleteItem and ConditionCheckItem', () => {
     // GIVEN
     const stack = newStack();
     newServingTable(stack, { governance: {} });
@@ -64,7 +64,7 @@ describe('release function', () => {
       Roles: [{ Ref: Match.stringLikeRegexp('^PromptsGovernanceReleaseRole') }],
       PolicyDocument: {
         Statement: Match.arrayWith([
-          { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], Resource: TABLE_ARN },
+          { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'], Resource: TABLE_ARN },
           {
             Effect: 'Allow',
             Action: 'events:PutEvents',

@@ -33,6 +33,8 @@ export class AwsStandIns {
   readonly putEventsCalls: PutEventsEntry[][] = [];
   /** Alarm name → state (`OK`, `ALARM`, `INSUFFICIENT_DATA`). */
   readonly alarmStates = new Map<string, string>();
+  /** Alarms the caller may not describe: a DescribeAlarms naming any of them fails whole with AccessDenied, as IAM does. */
+  readonly deniedAlarms = new Set<string>();
   describeAlarmsCalls = 0;
   private server?: http.Server;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -65,6 +67,7 @@ export class AwsStandIns {
     this.gateCalls.length = 0;
     this.putEventsCalls.length = 0;
     this.describeAlarmsCalls = 0;
+    this.deniedAlarms.clear();
     this.gate = () => ({ payload: { allow: true, reason: 'ok' } });
   }
 
@@ -107,6 +110,12 @@ export class AwsStandIns {
     this.describeAlarmsCalls++;
     const request = JSON.parse(body) as { AlarmNames?: string[]; StateValue?: string };
     const names = request.AlarmNames ?? [...this.alarmStates.keys()];
+    const denied = names.find((n) => this.deniedAlarms.has(n));
+    if (denied !== undefined) {
+      res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
+      res.end(JSON.stringify({ __type: 'AccessDenied', message: `not authorized to perform cloudwatch:DescribeAlarms on alarm ${denied}` }));
+      return;
+    }
     const alarms = names
       .filter((n) => this.alarmStates.has(n))
       .filter((n) => request.StateValue === undefined || this.alarmStates.get(n) === request.StateValue)

@@ -62,3 +62,42 @@ describe('the release function\'s request handling', () => {
     expect(record.reason.endsWith('…')).toBe(true);
   });
 });
+
+describe('who the release function lets move what', () => {
+  const ALICE = 'arn:aws:iam::111122223333:user/alice';
+  const scopedToStaging = [{ principal: ALICE, labels: ['staging'] }];
+  const setLabel = (label: string) => JSON.stringify({ action: 'set-label', promptId: 'greeting', label, version: 1 });
+
+  test.each([
+    ['a federated user (sts:GetFederationToken), even one named like a scoped user', 'arn:aws:sts::111122223333:federated-user/alice'],
+    ['the account root', 'arn:aws:iam::111122223333:root'],
+    ['an ARN of no known shape', 'arn:aws:sts::111122223333:something/else'],
+  ])('%s is refused with its reason, nothing written', async (_name, caller) => {
+    // GIVEN
+    await syncVersions(fx.table, 'greeting', ['one']);
+    fx.table.counter.reset();
+    // WHEN: production is not protected, so an unscoped caller could move it
+    const answer = await serve(event(setLabel('production'), { caller }), fx.engine, scopedToStaging);
+    // THEN
+    expect(answer.statusCode).toBe(403);
+    expect(JSON.parse(answer.body).error.message).toBe(
+      `${caller} is neither a role session nor an IAM user: only those may use the release path (the account root and federated users are refused)`,
+    );
+    expect(fx.table.counter.writes()).toBe(0);
+    expect(await auditRows(fx.table, 'greeting')).toEqual([]);
+  });
+
+  test('a role or user name matches its grant regardless of case; the account must match exactly', async () => {
+    // GIVEN
+    await syncVersions(fx.table, 'greeting', ['one']);
+    const scopes = [{ principal: 'arn:aws:iam::111122223333:role/deploy/ReleasePipeline', labels: ['staging'] }, ...scopedToStaging];
+    // WHEN
+    const asRole = await serve(event(setLabel('production'), { caller: 'arn:aws:sts::111122223333:assumed-role/releasepipeline/build-1' }), fx.engine, scopes);
+    const asUser = await serve(event(setLabel('production'), { caller: 'arn:aws:iam::111122223333:user/ALICE' }), fx.engine, scopes);
+    const otherAccount = await serve(event(setLabel('staging'), { caller: 'arn:aws:iam::444455556666:user/alice' }), fx.engine, scopes);
+    // THEN: both are held to their scope (staging only); the same name in another account is not the grantee
+    expect(JSON.parse(asRole.body).error.message).toMatch(/may move only the labels it was granted \(staging\), not 'production'/);
+    expect(JSON.parse(asUser.body).error.message).toMatch(/may move only the labels it was granted \(staging\), not 'production'/);
+    expect(JSON.parse(otherAccount.body).error.message).toMatch(/label 'staging' is protected/);
+  });
+});

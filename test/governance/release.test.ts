@@ -292,6 +292,112 @@ describe('rollouts', () => {
     expect((await auditRows(table, 'greeting')).map((r) => r.action)).toEqual(['label', 'rollout-start', 'rollout-abort']);
   });
 
+  test.each([
+    ['its content rewritten (checksum attribute kept)', 'SET #t = :x', { '#t': 'text' }, { ':x': { S: 'not B' } }, /that version item now holds sha256:[0-9a-f]{64} \(its content hashes to sha256:/],
+    ['its content and checksum rewritten', 'SET #t = :x, #c = :c', { '#t': 'text', '#c': 'checksum' }, { ':x': { S: 'not B' }, ':c': { S: checksum({ template_type: 'TEXT', text: 'not B' } as any) } }, /that version item now holds sha256:/],
+  ])('a candidate version item that is not what the rollout started with (%s): step and promote are refused, nothing moves', async (_name, update, names, values, message) => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    await fx.engine.startRollout(start({ steps: [50] }), PIPELINE);
+    const before = await labelRow(table, 'greeting', 'production');
+    await table.client.send(new UpdateItemCommand({
+      TableName: table.tableName,
+      Key: { prompt_id: { S: 'greeting' }, version: { S: 'v000002' } },
+      UpdateExpression: update,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values as any,
+    }));
+    // WHEN
+    const step = fx.engine.stepRollout(parseReleaseRequest({ action: 'rollout-step', promptId: 'greeting', label: 'production' }) as any, OPERATOR);
+    const promote = fx.engine.promoteRollout(parseReleaseRequest({ action: 'rollout-promote', promptId: 'greeting', label: 'production' }) as any, OPERATOR);
+    // THEN
+    for (const refused of [step, promote]) {
+      await expect(refused).rejects.toMatchObject({ code: 'Conflict', message: expect.stringMatching(message) });
+      await expect(refused).rejects.toThrow(/^the rollout of 'production' of prompt 'greeting' was started with version 2 at sha256:/);
+    }
+    expect(await labelRow(table, 'greeting', 'production')).toEqual(before);
+    expect((await auditRows(table, 'greeting')).map((r) => r.action).sort()).toEqual(['label', 'rollout-start']);
+  });
+
+  test('a rollout whose candidate_checksum breaks the readers\' rules is broken for the release path too: refused, abort removes it', async () => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    await fx.engine.startRollout(start({ steps: [50] }), PIPELINE);
+    await table.client.send(new UpdateItemCommand({
+      TableName: table.tableName,
+      Key: { prompt_id: { S: 'greeting' }, version: { S: 'LABEL#production' } },
+      UpdateExpression: 'SET #r.#c = :c',
+      ExpressionAttributeNames: { '#r': 'rollout', '#c': 'candidate_checksum' },
+      ExpressionAttributeValues: { ':c': { S: 'SHA256:whatever' } },
+    }));
+    // WHEN / THEN
+    await expect(fx.engine.stepRollout(parseReleaseRequest({ action: 'rollout-step', promptId: 'greeting', label: 'production' }) as any, OPERATOR))
+      .rejects.toMatchObject({ code: 'Conflict', message: expect.stringMatching(/is broken \(the rollout is broken: candidate_checksum "SHA256:whatever" is not sha256: and 64 lowercase hex digits\): abort it/) });
+    await fx.engine.abortRollout(parseReleaseRequest({ action: 'rollout-abort', promptId: 'greeting', label: 'production' }) as any, OPERATOR);
+    expect((await labelRow(table, 'greeting', 'production'))!.rollout).toBeUndefined();
+  });
+
+  test.each(['set-label', 'rollout-step', 'rollout-promote'])('%s loses to a sync that marks the prompt DELETED between its read and its write: PromptDeleted, the label untouched', async (action) => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    if (action !== 'set-label') await fx.engine.startRollout(start({ steps: [50] }), PIPELINE);
+    const before = await labelRow(table, 'greeting', 'production');
+    const engine = fx.engine;
+    let deletes = 0;
+    beforeSending(table.client, 'TransactWriteItems', async () => {
+      if (deletes++ > 0) return;
+      await fx.table.adminClient.send(new UpdateItemCommand({
+        TableName: table.tableName,
+        Key: { prompt_id: { S: 'greeting' }, version: { S: 'CURRENT' } },
+        UpdateExpression: 'SET #s = :d, #r = #r + :one',
+        ExpressionAttributeNames: { '#s': 'status', '#r': 'revision' },
+        ExpressionAttributeValues: { ':d': { S: 'DELETED' }, ':one': { N: '1' } },
+      }));
+    });
+    // WHEN
+    const move = action === 'set-label'
+      ? engine.setLabel(setLabel('production', 2), OPERATOR)
+      : action === 'rollout-step'
+        ? engine.stepRollout(parseReleaseRequest({ action, promptId: 'greeting', label: 'production' }) as any, OPERATOR)
+        : engine.promoteRollout(parseReleaseRequest({ action, promptId: 'greeting', label: 'production' }) as any, OPERATOR);
+    // THEN
+    await expect(move).rejects.toMatchObject({ code: 'PromptDeleted' });
+    expect(await labelRow(table, 'greeting', 'production')).toEqual(before);
+    expect((await auditRows(table, 'greeting')).map((r) => r.action).sort()).toEqual(action === 'set-label' ? ['label'] : ['label', 'rollout-start']);
+  });
+
+  test('an alarm that cannot be described holds only the rollouts naming it; the others step', async () => {
+    // GIVEN: two due rollouts, each watching its own alarm; the controller may not describe one of them
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    await fx.engine.setLabel(setLabel('staging', 1), PIPELINE);
+    fx.clock.ms += 1_000;
+    await fx.engine.startRollout(start({ steps: [50], stepIntervalSeconds: 600, alarms: ['eval-score-low'] }), PIPELINE);
+    await fx.engine.startRollout(start({ label: 'staging', steps: [50], stepIntervalSeconds: 600, alarms: ['checkout-errors'] }), PIPELINE);
+    fx.aws.deniedAlarms.add('eval-score-low');
+    fx.clock.ms += 600_000;
+    const logged = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    // WHEN
+    let actions;
+    let lines: string[];
+    try {
+      actions = await fx.controller.tick();
+    } finally {
+      lines = logged.mock.calls.map((c) => String(c[0]));
+      logged.mockRestore();
+    }
+    // THEN: one call for both names (refused), then one per name
+    expect(fx.aws.describeAlarmsCalls).toBe(3);
+    expect(new Map(actions.map((a) => [a.label, a.outcome]))).toEqual(new Map([['production', 'alarms-unreadable'], ['staging', 'stepped']]));
+    expect(actions.find((a) => a.label === 'production')!.detail).toMatch(/^the rollout waits: alarm 'eval-score-low' could not be read \(AccessDenied: not authorized/);
+    expect(lines.filter((l) => l.includes('"message":"rollout controller: alarms unreadable"'))).toHaveLength(1);
+    expect((await labelRow(table, 'greeting', 'production'))!.rollout.percent_bp).toBe(1000);
+    expect((await labelRow(table, 'greeting', 'staging'))!.rollout.percent_bp).toBe(5000);
+  });
+
   test('manual steps and promote; a gate denial of a scheduled step postpones it by the interval', async () => {
     // GIVEN
     await syncVersions(table, 'greeting', ['A', 'B']);

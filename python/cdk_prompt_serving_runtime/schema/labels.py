@@ -100,8 +100,14 @@ def parse_label_sort_key(sort_key: str) -> Optional[str]:
 def rollout_bucket(prompt_id: str, label: str, key: str) -> int:
     """Sticky assignment (``rolloutBucket``): the first 4 bytes of SHA-256 over the UTF-8 of ``prompt_id``, 0x00,
     ``label``, 0x00, ``key``, as a big-endian unsigned integer, modulo :data:`ROLLOUT_SCALE`. Arm B iff
-    ``bucket < percent_bp``."""
-    data = f"{prompt_id}\0{label}\0{key}".encode("utf-8", "surrogatepass")
+    ``bucket < percent_bp``.
+
+    The UTF-8 is the one JavaScript produces from the same UTF-16 string: a surrogate pair (even one held here as
+    two code points, as a UTF-16 source may hand it over) is its one character, and every lone surrogate is
+    U+FFFD. Round-tripping through UTF-16 with ``surrogatepass`` pairs the halves; decoding with ``replace`` turns
+    what is left unpaired into U+FFFD."""
+    text = f"{prompt_id}\0{label}\0{key}"
+    data = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
     return int.from_bytes(hashlib.sha256(data).digest()[:4], "big") % ROLLOUT_SCALE
 
 
