@@ -88,6 +88,19 @@ def cache_tier_elasticache_for_valkey(self: Stack, *, vpc: Any, handler: Any) ->
     prompts.add_reader(handler)
 
 
+def readers_in_another_stack_app_or_account(self: Stack) -> None:
+    """From README "Readers in another stack, app or account"."""
+    prompts = PromptServingTable.from_table_name(self, "Prompts", "prompts-prod")
+    # Another account: PromptServingTable.fromTableAttributes(this, 'Prompts', { tableArn, encryptionKey })
+
+    fn = nodejs.NodejsFunction(self, "Inference",
+        entry="lambda/inference.mjs",
+        runtime=lambda_.Runtime.NODEJS_22_X,
+        bundling=nodejs.BundlingOptions(format=nodejs.OutputFormat.ESM)
+    )
+    prompts.add_reader(fn)
+
+
 def multi_region(self: Stack) -> None:
     """From README "Multi-Region"."""
     PromptServingTable(self, "Prompts",
@@ -121,19 +134,6 @@ def release_a_change_labels_rollouts_gate_audit(self: Stack, *, gate: Any, alarm
     )
     # Only the pipeline may move `production` (it may move nothing else).
     prompts.grant_release(pipeline, labels=["production"])
-
-
-def readers_in_another_stack_app_or_account(self: Stack) -> None:
-    """From README "Readers in another stack, app or account"."""
-    prompts = PromptServingTable.from_table_name(self, "Prompts", "prompts-prod")
-    # Another account: PromptServingTable.fromTableAttributes(this, 'Prompts', { tableArn, encryptionKey })
-
-    fn = nodejs.NodejsFunction(self, "Inference",
-        entry="lambda/inference.mjs",
-        runtime=lambda_.Runtime.NODEJS_22_X,
-        bundling=nodejs.BundlingOptions(format=nodejs.OutputFormat.ESM)
-    )
-    prompts.add_reader(fn)
 
 
 def prompt_serving_table_add_reader(self: Stack) -> None:
@@ -175,4 +175,4 @@ def prompt_source_from_directory(self: Stack) -> None:
     )
 
 
-EXAMPLES = [smallest_deployment, smallest_deployment_2, prompts_as_code, only_some_bedrock_prompts_or_their_drafts, encryption_billing_and_retention, cache_tier_elasticache_for_valkey, multi_region, operating_it, release_a_change_labels_rollouts_gate_audit, readers_in_another_stack_app_or_account, prompt_serving_table_add_reader, prompt_serving_table_from_table_attributes, prompt_serving_table_from_table_name, prompt_serving_table_grant_read, prompt_source_from_directory]
+EXAMPLES = [smallest_deployment, smallest_deployment_2, prompts_as_code, only_some_bedrock_prompts_or_their_drafts, encryption_billing_and_retention, cache_tier_elasticache_for_valkey, readers_in_another_stack_app_or_account, multi_region, operating_it, release_a_change_labels_rollouts_gate_audit, prompt_serving_table_add_reader, prompt_serving_table_from_table_attributes, prompt_serving_table_from_table_name, prompt_serving_table_grant_read, prompt_source_from_directory]
