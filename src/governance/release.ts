@@ -260,23 +260,9 @@ export class ReleaseEngine {
         stepsBp = rollout.stepsBp.filter((s) => s > next);
       }
       const version = await this.candidateOf(req.promptId, req.label, rollout);
-      const label = fromItem(labelRead);
-      const at = this.isoNow();
-      const base = {
-        promptId: req.promptId,
-        target: req.label,
-        action: 'rollout-step' as const,
-        fromVersion: label[Attr.versionNumber] as number,
-        toVersion: rollout.candidateVersion,
-        at,
-        rolloutId: rollout.rolloutId,
-        percentBp,
-      };
+      const { at, base, postpone } = this.rolloutMove(req, labelRead, rollout, 'rollout-step', percentBp, options);
       const scheduled = rollout.stepIntervalSeconds !== undefined && (stepsBp.length > 0 || percentBp === ROLLOUT_SCALE);
       const nextStepAt = scheduled ? this.isoIn(rollout.stepIntervalSeconds!) : undefined;
-      const postpone = options.scheduled && rollout.stepIntervalSeconds !== undefined
-        ? { ...rollout, nextStepAt: this.isoIn(rollout.stepIntervalSeconds) }
-        : undefined;
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
       const next: Rollout = { ...rollout, percentBp, stepsBp, nextStepAt };
       const item = labelItemWithRollout(labelRead, next, { at, by: actor }, nextRevisionOf(labelRead));
@@ -298,21 +284,7 @@ export class ReleaseEngine {
       const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
       await this.requireServed(req.promptId);
       const version = await this.candidateOf(req.promptId, req.label, rollout);
-      const label = fromItem(labelRead);
-      const at = this.isoNow();
-      const base = {
-        promptId: req.promptId,
-        target: req.label,
-        action: 'rollout-promote' as const,
-        fromVersion: label[Attr.versionNumber] as number,
-        toVersion: rollout.candidateVersion,
-        at,
-        rolloutId: rollout.rolloutId,
-        percentBp: ROLLOUT_SCALE,
-      };
-      const postpone = options.scheduled && rollout.stepIntervalSeconds !== undefined
-        ? { ...rollout, nextStepAt: this.isoIn(rollout.stepIntervalSeconds) }
-        : undefined;
+      const { at, base, postpone } = this.rolloutMove(req, labelRead, rollout, 'rollout-promote', ROLLOUT_SCALE, options);
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
       const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
       return {
@@ -325,6 +297,31 @@ export class ReleaseEngine {
         result: { ...base, changed: true, percent: 100 },
       };
     });
+  }
+
+  /**
+   * What a step and a promotion share: the audit fields of the move (from the label's version to the candidate), its
+   * time, and for a scheduled move the rollout with its next step postponed by one interval (written if the gate denies).
+   */
+  private rolloutMove(
+    req: { readonly promptId: string; readonly label: string }, labelRead: Item, rollout: Rollout,
+    action: 'rollout-step' | 'rollout-promote', percentBp: number, options: ControllerMoveOptions,
+  ) {
+    const at = this.isoNow();
+    const base = {
+      promptId: req.promptId,
+      target: req.label,
+      action,
+      fromVersion: fromItem(labelRead)[Attr.versionNumber] as number,
+      toVersion: rollout.candidateVersion,
+      at,
+      rolloutId: rollout.rolloutId,
+      percentBp,
+    };
+    const postpone: Rollout | undefined = options.scheduled && rollout.stepIntervalSeconds !== undefined
+      ? { ...rollout, nextStepAt: this.isoIn(rollout.stepIntervalSeconds) }
+      : undefined;
+    return { at, base, postpone };
   }
 
   /**

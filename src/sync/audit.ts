@@ -64,8 +64,17 @@ export function auditSortKey(at: string, suffix = randomBytes(4).toString('hex')
 /** The record as an item; with `retentionSeconds`, `expires_at` = the time of writing + retention (epoch seconds). */
 export function auditItem(entry: AuditEntry, retentionSeconds: number | undefined, nowMs = Date.now()): Item {
   return toItem({
-    [PARTITION_KEY]: entry.promptId,
     [SORT_KEY]: auditSortKey(entry.at),
+    ...recordAttributes(entry),
+    // From the writer's clock, not `at`: a record can never be born already expired by a caller's clock.
+    [AuditAttr.expiresAt]: retentionSeconds === undefined ? undefined : Math.floor(nowMs / 1000) + retentionSeconds,
+  });
+}
+
+/** What the table's record and the EventBridge event both say of a move (snake_case; `undefined` where absent). */
+function recordAttributes(entry: AuditEntry): Record<string, unknown> {
+  return {
+    [PARTITION_KEY]: entry.promptId,
     [AuditAttr.action]: entry.action,
     [AuditAttr.target]: entry.target,
     [AuditAttr.fromVersion]: entry.fromVersion,
@@ -75,9 +84,7 @@ export function auditItem(entry: AuditEntry, retentionSeconds: number | undefine
     [AuditAttr.at]: entry.at,
     [AuditAttr.rolloutId]: entry.rolloutId,
     [AuditExtraAttr.percentBp]: entry.percentBp,
-    // From the writer's clock, not `at`: a record can never be born already expired by a caller's clock.
-    [AuditAttr.expiresAt]: retentionSeconds === undefined ? undefined : Math.floor(nowMs / 1000) + retentionSeconds,
-  });
+  };
 }
 
 /** The transaction member appending the record: a put that fails rather than overwrite an existing record. */
@@ -94,19 +101,7 @@ export function auditPut(tableName: string, item: Item): TransactWriteItem {
 
 /** The EventBridge `detail` of a record: its attributes in the wire contract's snake_case. */
 export function auditEventDetail(entry: AuditEntry, tableName: string): Record<string, unknown> {
-  const detail: Record<string, unknown> = {
-    [AuditExtraAttr.tableName]: tableName,
-    [PARTITION_KEY]: entry.promptId,
-    [AuditAttr.action]: entry.action,
-    [AuditAttr.target]: entry.target,
-    [AuditAttr.fromVersion]: entry.fromVersion,
-    [AuditAttr.toVersion]: entry.toVersion,
-    [AuditAttr.actor]: entry.actor,
-    [AuditAttr.reason]: clipReason(entry.reason),
-    [AuditAttr.at]: entry.at,
-    [AuditAttr.rolloutId]: entry.rolloutId,
-    [AuditExtraAttr.percentBp]: entry.percentBp,
-  };
+  const detail: Record<string, unknown> = { [AuditExtraAttr.tableName]: tableName, ...recordAttributes(entry) };
   for (const k of Object.keys(detail)) if (detail[k] === undefined) delete detail[k];
   return detail;
 }
