@@ -38,6 +38,10 @@ run_suite client-newest
 echo "== mypy --strict python/cdk_prompt_serving_runtime"
 (cd python && "../$VENVS/client-newest/bin/python" -m mypy --strict --config-file pyproject.toml -p cdk_prompt_serving_runtime)
 
+echo "== mypy --strict on the typed-prompt stubs (cdk-prompt-serving types --python)"
+# npm test's jest run comes before this venv exists on a fresh machine, so it skips these; here they must run.
+PROMPT_SERVING_REQUIRE_MYPY=1 npx jest test/runtime/render-types.test.ts --ci --coverage=false -t 'mypy'
+
 echo "== the client's wheel into an empty venv"
 rm -rf .tmp/client-wheel "$VENVS/client-install"
 "$VENVS/client-newest/bin/python" -m build --no-isolation --wheel --outdir .tmp/client-wheel python >.tmp/client-wheel.log 2>&1 || { tail -20 .tmp/client-wheel.log; exit 1; }

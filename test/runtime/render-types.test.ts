@@ -201,6 +201,12 @@ test('usage errors exit 2; a file that cannot be read is skipped, named, and exi
 
 /** A Python with mypy: the venv scripts/test-python-matrix.sh makes, or one made for this test (see docs), or none. */
 function mypyPython(): string | undefined {
+  // scripts/test-python-matrix.sh runs these tests again once its venv exists, and requires them to run.
+  if (process.env.PROMPT_SERVING_REQUIRE_MYPY === '1') {
+    const python = path.join(root, '.tmp/venvs/client-newest/bin/python');
+    if (!fs.existsSync(python)) throw new Error(`PROMPT_SERVING_REQUIRE_MYPY=1 but ${python} does not exist`);
+    return python;
+  }
   for (const candidate of ['.tmp/venvs/client-newest/bin/python', '.tmp/venvs/types-mypy/bin/python', '/usr/bin/python3']) {
     const python = path.isAbsolute(candidate) ? candidate : path.join(root, candidate);
     if (fs.existsSync(python) && spawnSync(python, ['-m', 'mypy', '--version'], { encoding: 'utf8' }).status === 0) return python;
