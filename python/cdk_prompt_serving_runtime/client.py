@@ -537,20 +537,11 @@ class PromptClient:
                              daemon=True).start()
 
     def _run_label(self, flight: _Flight, prompt_id: str, label: str, key: Hashable) -> None:
-        try:
-            flight.entry = self._fetch_label(prompt_id, label, key)
-            flight.result = flight.entry.prompt
-        except BaseException as err:  # noqa: BLE001 - handed to every waiter
-            flight.error = err
-            if isinstance(err, PromptStoreError):
-                entry = self._map.get(key)
-                if entry is not None:
-                    entry.failing = True
-        finally:
-            with self._lock:
-                if self._flights.get(key) is flight:
-                    del self._flights[key]
-            flight.done.set()
+        def fetch() -> Tuple[Prompt, Optional[_Entry]]:
+            entry = self._fetch_label(prompt_id, label, key)
+            return entry.prompt, entry
+
+        self._settle(flight, key, fetch)
 
     def _fetch_label(self, prompt_id: str, label: str, key: Hashable) -> _Entry:
         """L2 → table, within one ``request_timeout_ms``, like a CURRENT read but without the catalog: a label outlives
@@ -775,8 +766,12 @@ class PromptClient:
             return flight, True
 
     def _run(self, flight: _Flight, prompt_id: str, version: Optional[int], key: Hashable, direct: bool = False) -> None:
+        self._settle(flight, key, lambda: (self._fetch(prompt_id, version, key, direct), None))
+
+    def _settle(self, flight: _Flight, key: Hashable, fetch: Callable[[], Tuple[Prompt, Optional[_Entry]]]) -> None:
+        """Runs a flight's load and hands its outcome to every waiter; a store failure marks the held copy failing."""
         try:
-            flight.result = self._fetch(prompt_id, version, key, direct)
+            flight.result, flight.entry = fetch()
         except BaseException as err:  # noqa: BLE001 - handed to every waiter
             flight.error = err
             if isinstance(err, PromptStoreError):
