@@ -222,13 +222,8 @@ export class ReleaseEngine {
         percentBp: rollout.percentBp,
       };
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
-      const item = labelItemWithRollout(labelRead, rollout, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [
-          this.guardedLabelPut(item, labelRead),
-          { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, rollout) } },
-          this.servedCheck(req.promptId),
-        ],
+        writes: this.rolloutWrites(req, labelRead, rollout, { at, by: actor }),
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true, percent: rollout.percentBp / 100, nextStepAt: rollout.nextStepAt },
       };
@@ -265,13 +260,8 @@ export class ReleaseEngine {
       const nextStepAt = scheduled ? this.isoIn(rollout.stepIntervalSeconds!) : undefined;
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
       const next: Rollout = { ...rollout, percentBp, stepsBp, nextStepAt };
-      const item = labelItemWithRollout(labelRead, next, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [
-          this.guardedLabelPut(item, labelRead),
-          { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, next) } },
-          this.servedCheck(req.promptId),
-        ],
+        writes: this.rolloutWrites(req, labelRead, next, { at, by: actor }),
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true, percent: percentBp / 100, nextStepAt },
       };
@@ -297,6 +287,18 @@ export class ReleaseEngine {
         result: { ...base, changed: true, percent: 100 },
       };
     });
+  }
+
+  /** The writes of a move that leaves the label with `rollout`: the label (guarded), its registry entry, the served check. */
+  private rolloutWrites(
+    req: { readonly promptId: string; readonly label: string }, labelRead: Item, rollout: Rollout, stamp: { at: string; by: string },
+  ): TransactWriteItem[] {
+    const item = labelItemWithRollout(labelRead, rollout, stamp, nextRevisionOf(labelRead));
+    return [
+      this.guardedLabelPut(item, labelRead),
+      { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, rollout) } },
+      this.servedCheck(req.promptId),
+    ];
   }
 
   /**
