@@ -39,8 +39,9 @@ echo "== mypy --strict python/cdk_prompt_serving_runtime"
 (cd python && "../$VENVS/client-newest/bin/python" -m mypy --strict --config-file pyproject.toml -p cdk_prompt_serving_runtime)
 
 echo "== mypy --strict on the typed-prompt stubs (cdk-prompt-serving types --python)"
-# npm test's jest run comes before this venv exists on a fresh machine, so it skips these; here they must run.
-PROMPT_SERVING_REQUIRE_MYPY=1 npx jest test/runtime/render-types.test.ts --ci --coverage=false -t 'mypy'
+# npm test's jest run comes before this venv exists on a fresh machine, so it skips these; here they must run
+# (default reporter only: junit.xml keeps the whole suite's report, which CI's closing line reads).
+PROMPT_SERVING_REQUIRE_MYPY=1 npx jest test/runtime/render-types.test.ts --ci --coverage=false --reporters=default -t 'mypy'
 
 echo "== the client's wheel into an empty venv"
 rm -rf .tmp/client-wheel "$VENVS/client-install"
