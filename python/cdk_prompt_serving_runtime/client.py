@@ -31,7 +31,7 @@ from .rollout import SERVE_HIT, SERVE_LOADED, SERVE_STALE, RolloutState, log_rol
 from .schema.env import Env
 from .schema.keys import CATALOG_ID, CURRENT, MAX_VERSION_NUMBER, PROMPT_ID_RULE, is_valid_prompt_id, version_key
 from .schema.l2 import compare_tokens, l2_epoch_key
-from .schema.labels import LabelAttr, parse_rollout
+from .schema.labels import LabelAttr, _js_type, parse_rollout
 from .stats import Counters, PromptClientStats, report_l2_unavailable
 from .store import TableReader
 from .tiers import SharedReader, Token
@@ -961,17 +961,6 @@ class PromptClient:
             isinstance(version, int) and not isinstance(version, bool) and 1 <= version <= MAX_VERSION_NUMBER
         ):
             raise PromptNotFoundError(prompt_id, version, f"a version is an integer from 1 to {MAX_VERSION_NUMBER}")
-
-
-def _js_type(value: Any) -> str:
-    """JavaScript's ``typeof`` of a value, as the Node client's messages say it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "string" if isinstance(value, str) else "object"
 
 
 def _show_id(prompt_id: Any) -> str:
