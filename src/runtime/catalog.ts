@@ -4,7 +4,7 @@
  * it rules out is certainly absent; a false positive (about 1 %) falls through to the table.
  */
 import type { Counters } from './stats';
-import type { TableItemReader } from './store';
+import type { Deadline, TableItemReader } from './store';
 import { CacheFirstReader } from './tiers';
 import { bloomMightContain, catalogProblem } from '../schema/catalog';
 import { Attr, CATALOG_ID, CURRENT } from '../schema/keys';
@@ -43,14 +43,14 @@ export class Catalog {
    * rules out waits for the re-read, so a prompt created since is served within `maxAgeMs`, never later. A filter
    * from a reader's fill in the L2 rules nothing out alone: the table's catalog is read first.
    */
-  async mightContain(id: string, signal: AbortSignal): Promise<boolean> {
-    if (await this.verdict(id, signal) || !this.fromFill) return this.admits(id);
-    return !await this.confirm(signal) || this.admits(id);
+  async mightContain(id: string, deadline: Deadline): Promise<boolean> {
+    if (await this.verdict(id, deadline) || !this.fromFill) return this.admits(id);
+    return !await this.confirm(deadline) || this.admits(id);
   }
 
-  private async verdict(id: string, signal: AbortSignal): Promise<boolean> {
+  private async verdict(id: string, deadline: Deadline): Promise<boolean> {
     if (this.readAt === undefined) {
-      await this.refresh(signal);
+      await this.refresh(deadline);
       return this.admits(id);
     }
     if (Date.now() - this.readAt < this.maxAgeMs) return this.admits(id);
@@ -58,7 +58,7 @@ export class Catalog {
       void this.refresh();
       return true;
     }
-    await this.refresh(signal);
+    await this.refresh(deadline);
     return this.admits(id);
   }
 
@@ -88,13 +88,13 @@ export class Catalog {
    * may have started before the change this caller knows of (an epoch move), so one more read follows it.
    * Never rejects.
    */
-  refresh(signal?: AbortSignal, again = false): Promise<void> {
+  refresh(deadline?: Deadline, again = false): Promise<void> {
     if (this.reading !== undefined) {
       if (!again) return this.reading;
       this.readAgain = true;
       return this.reading.then(() => this.reading ?? undefined);
     }
-    this.reading = this.read(signal).then(() => undefined).finally(() => {
+    this.reading = this.read(deadline).then(() => undefined).finally(() => {
       this.reading = undefined;
       if (this.readAgain) {
         this.readAgain = false;
@@ -108,22 +108,22 @@ export class Catalog {
    * A fill ruled an id out: reads the catalog from the table, past the L2 (concurrent callers share the read).
    * `false` when the table could not be read: then nothing is ruled out.
    */
-  private confirm(signal: AbortSignal): Promise<boolean> {
-    this.confirming ??= this.read(signal, true).finally(() => { this.confirming = undefined; });
+  private confirm(deadline: Deadline): Promise<boolean> {
+    this.confirming ??= this.read(deadline, true).finally(() => { this.confirming = undefined; });
     return this.confirming;
   }
 
   /** `true` when the catalog was read (an absent one included). `fromTable`: past the L2. */
-  private async read(signal: AbortSignal | undefined, fromTable = false): Promise<boolean> {
+  private async read(deadline: Deadline | undefined, fromTable = false): Promise<boolean> {
     let ok = false;
     try {
       const reader = this.reader;
       if (reader instanceof CacheFirstReader && reader.hasL2) {
-        const loaded = await reader.read(CATALOG_ID, CURRENT, signal ?? reader.deadline(), fromTable);
+        const loaded = await reader.read(CATALOG_ID, CURRENT, deadline ?? reader.deadline(), fromTable);
         this.filter = parseCatalog(loaded?.item);
         this.fromFill = loaded?.source === 'fill';
       } else {
-        this.filter = parseCatalog(await reader.getItem(CATALOG_ID, CURRENT, signal));
+        this.filter = parseCatalog(await reader.getItem(CATALOG_ID, CURRENT, deadline));
       }
       this.counters.catalogLoads++;
       ok = true;

@@ -17,6 +17,7 @@ import { isDeleted, Prompt, promptFromItem, servedCopy, servedForLabel } from '.
 import { OnRead, provenance, readInfo } from './provenance';
 import { logRolloutFault, RolloutState, ServeMode } from './rollout';
 import { Counters, newCounters, PromptClientStats } from './stats';
+import type { Deadline } from './store';
 import { CacheFirstReader, Loaded, Token } from './tiers';
 import type { PromptFor } from './typed';
 import { logUnavailable } from './unavailable';
@@ -731,7 +732,7 @@ export class PromptClient {
     return remote ?? this.fetchRemote(promptId, version, key, deadline);
   }
 
-  private async fetchRemote(promptId: string, version: number | undefined, key: string, deadline: AbortSignal): Promise<Prompt> {
+  private async fetchRemote(promptId: string, version: number | undefined, key: string, deadline: Deadline): Promise<Prompt> {
     const sortKey = version === undefined ? CURRENT : versionKey(version);
     const generation = this.generation;
     let loaded = await this.reader.read(promptId, sortKey, deadline);

@@ -2,6 +2,7 @@
  * Reads single items from the serving table: one eventually consistent `GetItem` per read, bounded by a
  * deadline, retried with jittered exponential backoff when DynamoDB throttles or the network blips.
  */
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetItemCommand, DescribeEndpointsCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { PromptStoreError } from './errors';
@@ -20,26 +21,46 @@ export const BACKOFF_MAX_MS = 1000;
  * `AbortSignal.timeout` does, builds a `DOMException` each time, and every deadline fires).
  */
 const TIMED_OUT = new DOMException('The read did not finish within requestTimeoutMs', 'TimeoutError');
-/** Deadlines due within this long of each other are aborted by one timer (so a deadline may fire up to this late). */
+/** Deadlines made within this long of each other share one signal, and those due within it are aborted by one timer. */
 const DEADLINE_GRANULARITY_MS = 5;
 
 /**
- * Read deadlines, all of one duration, so they expire in the order they were made: one `AbortController` each and
- * one timer for the whole queue, instead of `AbortSignal.timeout` (a timer, a weak reference and an exception per
- * read: about a fifth of a miss's own CPU). Measured with `performance.now()`, which a test faking `Date` leaves alone.
+ * One read's budget: `requestTimeoutMs` from when it was made, retries and backoff included. Reads asked for in the
+ * same tick under the same `Deadline` go out together (a cold read's pointer and `#catalog`: one `BatchGetItem`).
+ * Its `signal` may be shared with other deadlines made within {@link DEADLINE_GRANULARITY_MS}.
+ */
+export class Deadline {
+  constructor(readonly signal: AbortSignal) {}
+}
+
+/**
+ * Read deadlines, all of one duration, so they expire in the order they were made. Deadlines made within
+ * {@link DEADLINE_GRANULARITY_MS} of each other share one `AbortController` (and every deadline shares one timer),
+ * instead of an `AbortSignal.timeout` per read (a timer, a weak reference and an exception per read) or an
+ * `AbortController` per read: a signal made for each request costs the SDK's HTTP handler about a third of a miss's
+ * own CPU (bench/reader-cost.bench.ts). So a read gets between `durationMs` and `durationMs` plus twice the granularity.
+ * Measured with `performance.now()`, which a test faking `Date` leaves alone.
  */
 class Deadlines {
-  private queue: { readonly controller: AbortController; readonly at: number }[] = [];
+  private queue: { readonly controller: AbortController; readonly madeAt: number; readonly at: number }[] = [];
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly durationMs: number) {}
 
-  next(): AbortSignal {
-    const controller = new AbortController();
-    this.queue.push({ controller, at: performance.now() + this.durationMs });
-    if (this.timer === undefined) this.arm(this.durationMs);
-    return controller.signal;
+  next(): Deadline {
+    const now = performance.now();
+    // The newest shared signal, unless it was made too long ago (an expired one has left the queue).
+    let last = this.queue.length > this.head ? this.queue[this.queue.length - 1] : undefined;
+    if (last === undefined || now - last.madeAt > DEADLINE_GRANULARITY_MS) {
+      const controller = new AbortController();
+      // Every read under way in the window listens to it (through the SDK's HTTP handler): not a leak.
+      setMaxListeners(0, controller.signal);
+      last = { controller, madeAt: now, at: now + this.durationMs + DEADLINE_GRANULARITY_MS };
+      this.queue.push(last);
+      if (this.timer === undefined) this.arm(last.at - now);
+    }
+    return new Deadline(last.controller.signal);
   }
 
   private arm(delayMs: number): void {
@@ -67,7 +88,7 @@ class Deadlines {
 
 export class TableItemReader {
   /** Reads asked for in this tick, by deadline: flushed together. */
-  private readonly pending = new Map<AbortSignal, Pending[]>();
+  private readonly pending = new Map<Deadline, Pending[]>();
   private readonly deadlines: Deadlines;
 
   constructor(
@@ -97,13 +118,13 @@ export class TableItemReader {
   }
 
   /** A deadline `requestTimeoutMs` from now, for one read or several sharing one budget. */
-  deadline(): AbortSignal {
+  deadline(): Deadline {
     return this.deadlines.next();
   }
 
   /** The item `{promptId, sortKey}` as a plain object, or `undefined`; throws `PromptStoreError`. */
-  async getItem(promptId: string, sortKey: string, signal = this.deadline()): Promise<Record<string, unknown> | undefined> {
-    const item = await this.getRawItem(promptId, sortKey, signal);
+  async getItem(promptId: string, sortKey: string, deadline = this.deadline()): Promise<Record<string, unknown> | undefined> {
+    const item = await this.getRawItem(promptId, sortKey, deadline);
     return item === undefined ? undefined : fromItem(item);
   }
 
@@ -112,27 +133,40 @@ export class TableItemReader {
    * `PromptStoreError`. Reads asked for in the same tick under the same deadline go out as one `BatchGetItem`
    * (a cold read's pointer and `#catalog`: one round trip, not two); a lone read is one `GetItem`.
    */
-  getRawItem(promptId: string, sortKey: string, signal = this.deadline()): Promise<Item | undefined> {
-    let batch = this.pending.get(signal);
+  getRawItem(promptId: string, sortKey: string, deadline = this.deadline()): Promise<Item | undefined> {
+    let batch = this.pending.get(deadline);
     if (batch === undefined) {
       batch = [];
-      this.pending.set(signal, batch);
+      this.pending.set(deadline, batch);
       queueMicrotask(() => {
-        const requests = this.pending.get(signal)!;
-        this.pending.delete(signal);
-        void this.flush(requests, signal);
+        const requests = this.pending.get(deadline)!;
+        this.pending.delete(deadline);
+        void this.flush(requests, deadline.signal);
       });
     }
     return new Promise((resolve, reject) => batch!.push({ promptId, sortKey, resolve, reject }));
   }
 
-
   private async flush(requests: Pending[], signal: AbortSignal): Promise<void> {
+    if (requests.length === 1) {
+      // A lone read (every warm miss): one GetItem, no key map.
+      const [r] = requests;
+      try {
+        r.resolve(await this.getOne(r.promptId, r.sortKey, signal));
+      } catch (err) {
+        r.reject(err);
+      }
+      return;
+    }
     const keys = new Map<string, Pending[]>();
-    for (const r of requests) keys.set(`${r.promptId}\u0000${r.sortKey}`, [...(keys.get(`${r.promptId}\u0000${r.sortKey}`) ?? []), r]);
+    for (const r of requests) {
+      const key = `${r.promptId}\u0000${r.sortKey}`;
+      const waiting = keys.get(key);
+      if (waiting === undefined) keys.set(key, [r]); else waiting.push(r);
+    }
     try {
       const found = keys.size === 1
-        ? await this.getOne(requests[0].promptId, requests[0].sortKey, signal)
+        ? new Map([[keys.keys().next().value!, await this.getOne(requests[0].promptId, requests[0].sortKey, signal)]])
         : await this.getMany([...keys.values()].map(([r]) => r), signal);
       for (const [key, waiting] of keys) for (const r of waiting) r.resolve(found.get(key));
     } catch (err) {
@@ -140,14 +174,14 @@ export class TableItemReader {
     }
   }
 
-  private async getOne(promptId: string, sortKey: string, signal: AbortSignal): Promise<Map<string, Item>> {
+  private async getOne(promptId: string, sortKey: string, signal: AbortSignal): Promise<Item | undefined> {
     const input = {
       TableName: this.tableName,
       Key: { [PARTITION_KEY]: { S: promptId }, [SORT_KEY]: { S: sortKey } },
     };
     const answer = await this.retrying(`GetItem ${promptId}/${sortKey}`, signal,
       () => this.client.send(new GetItemCommand(input), { abortSignal: signal }));
-    return new Map(answer.Item === undefined ? [] : [[`${promptId}\u0000${sortKey}`, answer.Item]]);
+    return answer.Item;
   }
 
   /** One `BatchGetItem` of up to 100 keys; unprocessed keys are asked again (with backoff) within the deadline. */

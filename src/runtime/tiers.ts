@@ -8,7 +8,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptCacheL2, withTimeout } from './l2';
 import type { Counters } from './stats';
-import { TableItemReader } from './store';
+import { Deadline, TableItemReader } from './store';
 import { fromItem, Item } from '../schema/ddb-codec';
 import { CATALOG_ID, parseVersionKey } from '../schema/keys';
 import {
@@ -71,22 +71,22 @@ export class CacheFirstReader extends TableItemReader {
   }
 
   /** The catalog comes from the L2 when it holds it; every other item from the table alone. */
-  override async getItem(promptId: string, sortKey: string, signal = this.deadline()): Promise<Record<string, unknown> | undefined> {
-    if (promptId !== CATALOG_ID || this.l2 === undefined) return super.getItem(promptId, sortKey, signal);
-    return (await this.read(promptId, sortKey, signal))?.item;
+  override async getItem(promptId: string, sortKey: string, deadline = this.deadline()): Promise<Record<string, unknown> | undefined> {
+    if (promptId !== CATALOG_ID || this.l2 === undefined) return super.getItem(promptId, sortKey, deadline);
+    return (await this.read(promptId, sortKey, deadline))?.item;
   }
 
   /**
    * L2 (a stream value of the current incarnation, else a fresh fill), else the table (then the L2 is filled in
    * the background); `undefined` when the table has no item.
    */
-  async read(promptId: string, sortKey: string, signal: AbortSignal, skipL2 = false): Promise<Loaded | undefined> {
+  async read(promptId: string, sortKey: string, deadline: Deadline, skipL2 = false): Promise<Loaded | undefined> {
     if (this.l2 !== undefined && !skipL2) {
       const shared = await this.readShared(promptId, sortKey);
       if (shared !== undefined) return shared;
     }
     const fetchedAt = Date.now();
-    const raw = await this.getRawItem(promptId, sortKey, signal);
+    const raw = await this.getRawItem(promptId, sortKey, deadline);
     if (raw === undefined) return undefined;
     const item = fromItem(raw);
     if (this.l2 !== undefined) {

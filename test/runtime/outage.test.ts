@@ -100,3 +100,44 @@ test('a table that accepts connections but never answers costs at most requestTi
   for (const socket of sockets) socket.destroy();
   server.close();
 });
+
+test('40 reads at once against a table that never answers: each is its own GetItem and gets its whole requestTimeoutMs', async () => {
+  // GIVEN a client whose catalog read has already failed (so each read below is one GetItem), against a silent socket
+  const targets: string[] = [];
+  const sockets: net.Socket[] = [];
+  const server = net.createServer((socket) => {
+    sockets.push(socket);
+    socket.on('data', (chunk) => {
+      const target = /x-amz-target: *([^\r\n]+)/i.exec(chunk.toString('latin1'))?.[1];
+      if (target !== undefined) targets.push(target.replace('DynamoDB_20120810.', ''));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  const silent = localDynamoDBClient({ maxAttempts: 1 }, `http://127.0.0.1:${port}`);
+  const prompts = new PromptClient({ tableName: 'any', dynamoDBClient: silent, requestTimeoutMs: 300 });
+  await prompts.getPrompt('first').catch(() => undefined);
+  targets.length = 0;
+  try {
+    // WHEN 40 different prompts are asked for in the same tick (deadlines made together share one abort signal)
+    const started = performance.now();
+    const ends = await Promise.all(Array.from({ length: 40 }, (_, i) => prompts.getPrompt(`p-${i}`).then(
+      () => { throw new Error('answered'); },
+      (e: unknown) => ({ error: e, elapsedMs: performance.now() - started }))));
+    await new Promise((resolve) => setImmediate(resolve));
+
+    // THEN each failed on its own deadline: never before requestTimeoutMs, and not much after
+    for (const { error, elapsedMs } of ends) {
+      expect(error).toBeInstanceOf(PromptStoreError);
+      expect((error as Error).message).toMatch(/^GetItem p-\d+\/CURRENT on table any timed out after 300 ms$/);
+      expect(elapsedMs).toBeGreaterThanOrEqual(299);
+      expect(elapsedMs).toBeLessThan(300 + 200);
+    }
+    // AND a shared signal did not batch independent reads: 40 GetItems, no BatchGetItem
+    expect(targets.sort()).toEqual(Array.from({ length: 40 }, () => 'GetItem'));
+  } finally {
+    silent.destroy();
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  }
+});
