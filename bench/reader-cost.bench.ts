@@ -156,8 +156,14 @@ function deployedRuntime(): typeof import('../src/runtime') {
   const file = path.join(dir, 'runtime.js');
   buildSync({
     entryPoints: [path.resolve(__dirname, '../src/runtime/index.ts')],
-    bundle: true, minify: true, platform: 'node', target: 'node20', format: 'cjs',
-    external: ['@aws-sdk/*'], outfile: file, logLevel: 'silent',
+    bundle: true,
+    minify: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    external: ['@aws-sdk/*'],
+    outfile: file,
+    logLevel: 'silent',
   });
   const runtime = createRequire(path.resolve(__dirname, '../package.json'))(file) as typeof import('../src/runtime');
   fs.rmSync(dir, { recursive: true, force: true });
