@@ -25,24 +25,85 @@ const TIMED_OUT = new DOMException('The read did not finish within requestTimeou
 const DEADLINE_GRANULARITY_MS = 5;
 
 /**
+ * What the SDK is given to abort one request when its deadline passes: the smallest object its HTTP handler and retry
+ * race accept (`aborted`, `reason`, `abort` listeners, `onabort`). A Node `AbortSignal` per request costs a miss about
+ * 25 µs of CPU in the SDK (an `EventTarget` listener in its retry race, another and a `close` listener in its HTTP
+ * handler; bench/reader-cost.bench.ts); these are plain properties.
+ */
+class RequestSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  onabort: ((event: { type: 'abort' }) => void) | null = null;
+  private listeners: ((event: { type: 'abort' }) => void)[] | undefined;
+
+  addEventListener(type: string, listener: (event: { type: 'abort' }) => void): void {
+    if (type === 'abort' && !this.aborted) (this.listeners ??= []).push(listener);
+  }
+
+  removeEventListener(type: string, listener: (event: { type: 'abort' }) => void): void {
+    const at = type === 'abort' ? this.listeners?.indexOf(listener) ?? -1 : -1;
+    if (at >= 0) this.listeners!.splice(at, 1);
+  }
+
+  throwIfAborted(): void {
+    if (this.aborted) throw this.reason;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const event = { type: 'abort' as const };
+    const listeners = this.listeners ?? [];
+    this.listeners = undefined;
+    for (const listener of [...listeners, ...(this.onabort ? [this.onabort] : [])]) {
+      try {
+        listener.call(this, event);
+      } catch {
+        // one listener's failure must not keep the others from aborting their request
+      }
+    }
+  }
+}
+
+/** Deadlines made together: one abort signal for this client's own waits, and the requests sent under them. */
+interface DeadlineGroup {
+  readonly controller: AbortController;
+  readonly madeAt: number;
+  readonly at: number;
+  requests: RequestSignal[];
+}
+
+/**
  * One read's budget: `requestTimeoutMs` from when it was made, retries and backoff included. Reads asked for in the
  * same tick under the same `Deadline` go out together (a cold read's pointer and `#catalog`: one `BatchGetItem`).
- * Its `signal` may be shared with other deadlines made within {@link DEADLINE_GRANULARITY_MS}.
+ * Deadlines made within {@link DEADLINE_GRANULARITY_MS} of each other share their `signal`.
  */
 export class Deadline {
-  constructor(readonly signal: AbortSignal) {}
+  constructor(private readonly group: DeadlineGroup) {}
+
+  get signal(): AbortSignal {
+    return this.group.controller.signal;
+  }
+
+  /** A signal for one request (one attempt) sent to the SDK under this deadline. */
+  requestSignal(): AbortSignal {
+    const signal = new RequestSignal();
+    if (this.group.controller.signal.aborted) signal.abort(this.group.controller.signal.reason);
+    else this.group.requests.push(signal);
+    return signal as unknown as AbortSignal;
+  }
 }
 
 /**
  * Read deadlines, all of one duration, so they expire in the order they were made. Deadlines made within
- * {@link DEADLINE_GRANULARITY_MS} of each other share one `AbortController` (and every deadline shares one timer),
- * instead of an `AbortSignal.timeout` per read (a timer, a weak reference and an exception per read) or an
- * `AbortController` per read: a signal made for each request costs the SDK's HTTP handler about a third of a miss's
- * own CPU (bench/reader-cost.bench.ts). So a read gets between `durationMs` and `durationMs` plus twice the granularity.
- * Measured with `performance.now()`, which a test faking `Date` leaves alone.
+ * {@link DEADLINE_GRANULARITY_MS} of each other form one group (one `AbortController`), and every group shares one
+ * timer, instead of an `AbortSignal.timeout` per read (a timer, a weak reference and an exception per read). So a
+ * read gets between `durationMs` and `durationMs` plus twice the granularity. Measured with `performance.now()`,
+ * which a test faking `Date` leaves alone.
  */
 class Deadlines {
-  private queue: { readonly controller: AbortController; readonly madeAt: number; readonly at: number }[] = [];
+  private queue: DeadlineGroup[] = [];
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -50,17 +111,17 @@ class Deadlines {
 
   next(): Deadline {
     const now = performance.now();
-    // The newest shared signal, unless it was made too long ago (an expired one has left the queue).
+    // The newest group, unless it was made too long ago (an expired one has left the queue).
     let last = this.queue.length > this.head ? this.queue[this.queue.length - 1] : undefined;
     if (last === undefined || now - last.madeAt > DEADLINE_GRANULARITY_MS) {
       const controller = new AbortController();
-      // Every read under way in the window listens to it (through the SDK's HTTP handler): not a leak.
+      // Every backoff under way in the group listens to it: not a leak.
       setMaxListeners(0, controller.signal);
-      last = { controller, madeAt: now, at: now + this.durationMs + DEADLINE_GRANULARITY_MS };
+      last = { controller, madeAt: now, at: now + this.durationMs + DEADLINE_GRANULARITY_MS, requests: [] };
       this.queue.push(last);
       if (this.timer === undefined) this.arm(last.at - now);
     }
-    return new Deadline(last.controller.signal);
+    return new Deadline(last);
   }
 
   private arm(delayMs: number): void {
@@ -72,7 +133,13 @@ class Deadlines {
     this.timer = undefined;
     const now = performance.now();
     const queue = this.queue;
-    while (this.head < queue.length && queue[this.head].at <= now) queue[this.head++].controller.abort(TIMED_OUT);
+    while (this.head < queue.length && queue[this.head].at <= now) {
+      const group = queue[this.head++];
+      group.controller.abort(TIMED_OUT);
+      const requests = group.requests;
+      group.requests = [];
+      for (const request of requests) request.abort(TIMED_OUT);
+    }
     if (this.head === queue.length) {
       this.queue = [];
       this.head = 0;
@@ -141,18 +208,18 @@ export class TableItemReader {
       queueMicrotask(() => {
         const requests = this.pending.get(deadline)!;
         this.pending.delete(deadline);
-        void this.flush(requests, deadline.signal);
+        void this.flush(requests, deadline);
       });
     }
     return new Promise((resolve, reject) => batch!.push({ promptId, sortKey, resolve, reject }));
   }
 
-  private async flush(requests: Pending[], signal: AbortSignal): Promise<void> {
+  private async flush(requests: Pending[], deadline: Deadline): Promise<void> {
     if (requests.length === 1) {
       // A lone read (every warm miss): one GetItem, no key map.
       const [r] = requests;
       try {
-        r.resolve(await this.getOne(r.promptId, r.sortKey, signal));
+        r.resolve(await this.getOne(r.promptId, r.sortKey, deadline));
       } catch (err) {
         r.reject(err);
       }
@@ -166,33 +233,34 @@ export class TableItemReader {
     }
     try {
       const found = keys.size === 1
-        ? new Map([[keys.keys().next().value!, await this.getOne(requests[0].promptId, requests[0].sortKey, signal)]])
-        : await this.getMany([...keys.values()].map(([r]) => r), signal);
+        ? new Map([[keys.keys().next().value!, await this.getOne(requests[0].promptId, requests[0].sortKey, deadline)]])
+        : await this.getMany([...keys.values()].map(([r]) => r), deadline);
       for (const [key, waiting] of keys) for (const r of waiting) r.resolve(found.get(key));
     } catch (err) {
       for (const r of requests) r.reject(err);
     }
   }
 
-  private async getOne(promptId: string, sortKey: string, signal: AbortSignal): Promise<Item | undefined> {
+  private async getOne(promptId: string, sortKey: string, deadline: Deadline): Promise<Item | undefined> {
     const input = {
       TableName: this.tableName,
       Key: { [PARTITION_KEY]: { S: promptId }, [SORT_KEY]: { S: sortKey } },
     };
-    const answer = await this.retrying(`GetItem ${promptId}/${sortKey}`, signal,
-      () => this.client.send(new GetItemCommand(input), { abortSignal: signal }));
+    const answer = await this.retrying(`GetItem ${promptId}/${sortKey}`, deadline,
+      (abortSignal) => this.client.send(new GetItemCommand(input), { abortSignal }));
     return answer.Item;
   }
 
   /** One `BatchGetItem` of up to 100 keys; unprocessed keys are asked again (with backoff) within the deadline. */
-  private async getMany(requests: Pending[], signal: AbortSignal): Promise<Map<string, Item>> {
+  private async getMany(requests: Pending[], deadline: Deadline): Promise<Map<string, Item>> {
+    const signal = deadline.signal;
     const found = new Map<string, Item>();
     let keys: Item[] = requests.map((r) => ({ [PARTITION_KEY]: { S: r.promptId }, [SORT_KEY]: { S: r.sortKey } }));
     const what = `BatchGetItem ${requests.map((r) => `${r.promptId}/${r.sortKey}`).join(', ')}`;
     while (keys.length > 0) {
-      const answer = await this.retrying(what, signal, () => this.client.send(new BatchGetItemCommand({
+      const answer = await this.retrying(what, deadline, (abortSignal) => this.client.send(new BatchGetItemCommand({
         RequestItems: { [this.tableName]: { Keys: keys } },
-      }), { abortSignal: signal }));
+      }), { abortSignal }));
       for (const item of answer.Responses?.[this.tableName] ?? []) {
         found.set(`${item[PARTITION_KEY]?.S}\u0000${item[SORT_KEY]?.S}`, item);
       }
@@ -207,13 +275,14 @@ export class TableItemReader {
     return found;
   }
 
-  /** Sends with the retry policy: throttling and transient errors retried with jittered backoff, within `signal`. */
-  private async retrying<T>(what: string, signal: AbortSignal, send: () => Promise<T>): Promise<T> {
+  /** Sends with the retry policy: throttling and transient errors retried with jittered backoff, within `deadline`. */
+  private async retrying<T>(what: string, deadline: Deadline, send: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+    const signal = deadline.signal;
     for (let attempt = 1; ; attempt++) {
       try {
         signal.throwIfAborted();
         this.counters.storeReads++;
-        return await send();
+        return await send(deadline.requestSignal());
       } catch (err) {
         if (signal.aborted || attempt >= this.maxAttempts || !isRetryable(err)) throw this.failure(what, err, signal);
         this.counters.retries++;
