@@ -14,6 +14,7 @@
  *    Lambda): run `npx projen bundle` first.
  *
  *   npx projen bundle && npx tsx bench/reader-cost.bench.ts
+ *   READER_COST_ONLY=cold npx tsx bench/reader-cost.bench.ts     # parts 3 and 4 only
  *
  * Prints a markdown report (copied into docs/BENCHMARKS.md). Takes about a minute on 2 cores.
  */
@@ -35,6 +36,8 @@ const MISSES = 1500;
 const MISS_ROUNDS = 9;
 const COLD_SAMPLES = Number(process.env.COLD_SAMPLES ?? 15);
 const TABLE = 'prompts';
+/** `READER_COST_ONLY=cold` runs parts 3 and 4 (fresh processes) alone. */
+const ONLY = process.env.READER_COST_ONLY;
 const LAYER = path.resolve(__dirname, '../assets/layer/nodejs/nodejs/node_modules');
 
 /** A realistic pointer item (TEXT, ~300 bytes of template) with a placeholder id the canned server replaces. */
@@ -285,8 +288,10 @@ async function main(): Promise<void> {
     process.env[Env.cacheCluster] = 'false';
     on = new PromptClient({ dynamoDBClient: new DynamoDBClient({ endpoint: canned.endpoint, maxAttempts: 1 }), tableName: TABLE });
     for (const name of [Env.cacheEndpoint, Env.cacheTls, Env.cacheAuth, Env.cacheCluster]) delete process.env[name];
-    await cachedReads(rows);
-    await missCpu(rows, canned.endpoint);
+    if (ONLY !== 'cold') {
+      await cachedReads(rows);
+      await missCpu(rows, canned.endpoint);
+    }
     await freshProcesses(rows, canned.endpoint, redis.port);
   } finally {
     await off?.close();
