@@ -186,10 +186,11 @@ const READER = `
 import { PromptClient } from ${JSON.stringify(path.resolve(__dirname, '../src/runtime'))};
 const t0 = performance.now();
 const prompts = new PromptClient();
+const constructMs = performance.now() - t0;
 prompts.preload(['summarize']).then(() => prompts.getPrompt('summarize')).then((p) => {
   if (!p.id) throw new Error('no prompt');
   const s = prompts.stats();
-  process.stdout.write(JSON.stringify({ sinceStart: performance.now(), construct: t0, l2: s.l2Hits + s.l2Misses, l2Unavailable: s.l2Unavailable }));
+  process.stdout.write(JSON.stringify({ sinceStart: performance.now(), imported: t0, constructMs, l2: s.l2Hits + s.l2Misses, l2Unavailable: s.l2Unavailable }));
   prompts.close().then(() => process.exit(0));
 });`;
 const BARE = `
@@ -217,7 +218,15 @@ async function bundle(dir: string, name: string, contents: string): Promise<{ fi
   return { file, bytes: fs.statSync(file).size };
 }
 
-function run(file: string, env: NodeJS.ProcessEnv): { sinceStart: number; l2?: number; l2Unavailable?: number } {
+interface Sample {
+  readonly sinceStart: number;
+  readonly imported?: number;
+  readonly constructMs?: number;
+  readonly l2?: number;
+  readonly l2Unavailable?: number;
+}
+
+function run(file: string, env: NodeJS.ProcessEnv): Sample {
   const out = spawnSync(process.execPath, [file], { env, encoding: 'utf8', timeout: 30_000 });
   if (out.status !== 0) throw new Error(`${file}: ${out.stderr}`);
   return JSON.parse(out.stdout);
@@ -249,28 +258,85 @@ async function freshProcesses(rows: string[], endpoint: string, redisPort: numbe
   if (!fs.existsSync(path.join(LAYER, 'redis'))) throw new Error(`${LAYER}/redis is missing: run npx projen bundle first`);
   const cold = { bare: [] as number[], reader: [] as number[], cache: [] as number[] };
   const ratio = { reader: [] as number[], cache: [] as number[] };
+  const constructMs = { reader: [] as number[], cache: [] as number[] };
   run(bare.file, base); run(reader.file, base); run(reader.file, cacheEnv); // warm the file cache
   for (let i = 0; i < COLD_SAMPLES; i++) {
     const order = [0, 1, 2].sort(() => Math.random() - 0.5);
-    const got: number[] = [];
+    const got: Sample[] = [];
     for (const which of order) {
-      if (which === 0) got[0] = run(bare.file, base).sinceStart;
-      if (which === 1) got[1] = run(reader.file, base).sinceStart;
+      if (which === 0) got[0] = run(bare.file, base);
+      if (which === 1) got[1] = run(reader.file, base);
       if (which === 2) {
-        const r = run(reader.file, cacheEnv);
-        if (!r.l2 || r.l2Unavailable) throw new Error(`the cache was not used: ${JSON.stringify(r)}`);
-        got[2] = r.sinceStart;
+        got[2] = run(reader.file, cacheEnv);
+        if (!got[2].l2 || got[2].l2Unavailable) throw new Error(`the cache was not used: ${JSON.stringify(got[2])}`);
       }
     }
-    cold.bare.push(got[0]); cold.reader.push(got[1]); cold.cache.push(got[2]);
-    ratio.reader.push(got[1] / got[0]); ratio.cache.push(got[2] / got[1]);
+    cold.bare.push(got[0].sinceStart); cold.reader.push(got[1].sinceStart); cold.cache.push(got[2].sinceStart);
+    ratio.reader.push(got[1].sinceStart / got[0].sinceStart); ratio.cache.push(got[2].sinceStart / got[1].sinceStart);
+    constructMs.reader.push(got[1].constructMs!); constructMs.cache.push(got[2].constructMs!);
   }
   rows.push('', `| process start → first item (fresh processes, ${COLD_SAMPLES} interleaved samples) | bundle (minified) | ms (median) | ratio (median of samples) |`,
     '| --- | ---: | ---: | ---: |');
   rows.push(`| bare \`DynamoDBClient\` + \`GetItemCommand\` | ${bare.bytes} B | ${median(cold.bare).toFixed(0)} | 1.00× |`);
   rows.push(`| reader, cache off: import, \`new PromptClient()\`, \`preload\`, \`getPrompt\` | ${reader.bytes} B | ${median(cold.reader).toFixed(0)} | **${median(ratio.reader).toFixed(2)}×** bare |`);
   rows.push(`| same reader, cache on (node-redis from the layer file) | same | ${median(cold.cache).toFixed(0)} | **${median(ratio.cache).toFixed(2)}×** cache off |`);
+  rows.push('| of which `new PromptClient()`: cache off / on (on loads the adapter and node-redis from the layer) | | '
+    + `${median(constructMs.reader).toFixed(1)} / ${median(constructMs.cache).toFixed(1)} | |`);
+  await nodeRedisModule(rows, dir);
   fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * The layer's node-redis file on its own, in fresh processes: `require` it, then `createClient` and `createCluster`
+ * (neither connects), beside the whole `redis` package bundled into one file as the layer did before (esbuild, minified,
+ * `keepNames`), so the module's cost has a before and after from one run. Node's own modules it needs (`tls`, `net`,
+ * `crypto`, …) are counted; in a reader most of them are loaded already by the AWS SDK.
+ */
+async function nodeRedisModule(rows: string[], dir: string): Promise<void> {
+  const layerFile = path.join(LAYER, 'redis', 'index.js');
+  const fullFile = path.join(dir, 'redis-full', 'index.js');
+  await build({
+    entryPoints: [require.resolve('redis')],
+    outfile: fullFile,
+    bundle: true,
+    minify: true,
+    keepNames: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  const probe = path.join(dir, 'redis-probe.js');
+  fs.writeFileSync(probe, [
+    'const t0 = performance.now();',
+    'const redis = require(process.argv[2]);',
+    'const t1 = performance.now();',
+    "redis.createClient({ socket: { host: '127.0.0.1', port: 1 } });",
+    'const t2 = performance.now();',
+    "redis.createCluster({ rootNodes: [{ socket: { host: '127.0.0.1', port: 1 } }] });",
+    'process.stdout.write(JSON.stringify({ load: t1 - t0, client: t2 - t1, cluster: performance.now() - t2 }));',
+  ].join('\n'));
+  const measure = (file: string) => {
+    const out = spawnSync(process.execPath, [probe, file], { encoding: 'utf8', timeout: 30_000 });
+    if (out.status !== 0) throw new Error(`${file}: ${out.stderr}`);
+    return JSON.parse(out.stdout) as { load: number; client: number; cluster: number };
+  };
+  const samples = { layer: [] as ReturnType<typeof measure>[], full: [] as ReturnType<typeof measure>[] };
+  measure(layerFile); measure(fullFile); // warm the file cache
+  for (let i = 0; i < COLD_SAMPLES; i++) {
+    const order = i % 2 === 0 ? ['layer', 'full'] as const : ['full', 'layer'] as const;
+    for (const which of order) samples[which].push(measure(which === 'layer' ? layerFile : fullFile));
+  }
+  rows.push('', `| node-redis in one file (fresh processes, ${COLD_SAMPLES} interleaved samples) | file | \`require\` ms | \`createClient\` ms | \`createCluster\` ms |`,
+    '| --- | ---: | ---: | ---: | ---: |');
+  for (const [name, file, got] of [
+    ['the whole `redis` package (as the layer was built before)', fullFile, samples.full],
+    ['the reader layer\'s file (`@redis/client`, the adapter\'s commands)', layerFile, samples.layer],
+  ] as const) {
+    rows.push(`| ${name} | ${fs.statSync(file).size} B | ${median(got.map((g) => g.load)).toFixed(1)} | ${median(got.map((g) => g.client)).toFixed(1)} | `
+      + `${median(got.map((g) => g.cluster)).toFixed(1)} |`);
+  }
 }
 
 async function main(): Promise<void> {
