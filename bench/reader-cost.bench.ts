@@ -9,7 +9,9 @@
  *    answering `GetItem`/`BatchGetItem` with a fixed pointer item), beside a bare `DynamoDBClient` `GetItemCommand`;
  * 3. cold init, process start → first item, of the reader bundled as `NodejsFunction` does (esbuild, minified,
  *    `@aws-sdk/*` external) vs a bare `DynamoDBClient` bundled the same way, in fresh processes, interleaved;
- * 4. time to ready (process start → import, construct, `preload`) of that bundle with the cache on vs off;
+ * 4. time to ready (process start → import, construct, `preload`) of that bundle with the cache on vs off, the cache
+ *    reached plainly (standalone, TCP, no auth) and as `addReader` reaches a serverless cache (cluster mode, TLS, IAM
+ *    auth, against a one-node cluster redis-server with TLS); then node-redis's own load and client creation;
  *    node-redis comes from the reader layer's file (`assets/layer/nodejs/nodejs/node_modules`, on `NODE_PATH` as on
  *    Lambda): run `npx projen bundle` first.
  *
@@ -25,10 +27,10 @@ import * as path from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { PromptClient } from '../src/runtime';
-import { Attr, checksum, CURRENT, SCHEMA_VERSION, STATUS_ACTIVE, templateVariables } from '../src/schema';
+import { Attr, checksum, CURRENT, l2ReaderAccessRules, SCHEMA_VERSION, STATUS_ACTIVE, templateVariables } from '../src/schema';
 import { toItem } from '../src/schema/ddb-codec';
 import { Env } from '../src/schema/env';
-import { startRedisServer } from '../test/support/redis-server';
+import { RedisServer, startRedisServer } from '../test/support/redis-server';
 
 const ROUNDS = 15;
 const OPS = 200_000;
@@ -36,6 +38,8 @@ const MISSES = 1500;
 const MISS_ROUNDS = 9;
 const COLD_SAMPLES = Number(process.env.COLD_SAMPLES ?? 15);
 const TABLE = 'prompts';
+/** The cache user of the serverless stand-in (IAM auth). */
+const SERVERLESS_USER = 'prompt-reader';
 /** `READER_COST_ONLY=cold` runs parts 3 and 4 (fresh processes) alone. */
 const ONLY = process.env.READER_COST_ONLY;
 const LAYER = path.resolve(__dirname, '../assets/layer/nodejs/nodejs/node_modules');
@@ -232,7 +236,7 @@ function run(file: string, env: NodeJS.ProcessEnv): Sample {
   return JSON.parse(out.stdout);
 }
 
-async function freshProcesses(rows: string[], endpoint: string, redisPort: number): Promise<void> {
+async function freshProcesses(rows: string[], endpoint: string, redisPort: number, serverless: RedisServer): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reader-cost-'));
   // The bundles sit outside the repository: only @aws-sdk/* is found, from this project's node_modules by NODE_PATH.
   const sdk = path.resolve(__dirname, '../node_modules');
@@ -255,24 +259,35 @@ async function freshProcesses(rows: string[], endpoint: string, redisPort: numbe
     [Env.cacheAuth]: 'none',
     [Env.cacheCluster]: 'false',
   };
+  // The cache as `addReader` reaches a serverless cache: cluster mode, TLS, IAM auth (a user under the reader's access
+  // rules that takes any password, since redis-server cannot check an IAM token: the reader signs and sends a real one).
+  const serverlessEnv = {
+    ...cacheEnv,
+    [Env.cacheEndpoint]: `localhost:${serverless.port}`,
+    [Env.cacheTls]: 'true',
+    [Env.cacheAuth]: 'iam',
+    [Env.cacheUser]: SERVERLESS_USER,
+    [Env.cacheName]: 'prompts-cache',
+    [Env.cacheCluster]: 'true',
+    NODE_EXTRA_CA_CERTS: path.join(serverless.certDir!, 'ca.crt'),
+  };
   if (!fs.existsSync(path.join(LAYER, 'redis'))) throw new Error(`${LAYER}/redis is missing: run npx projen bundle first`);
-  const cold = { bare: [] as number[], reader: [] as number[], cache: [] as number[] };
-  const ratio = { reader: [] as number[], cache: [] as number[] };
+  const cold = { bare: [] as number[], reader: [] as number[], cache: [] as number[], serverless: [] as number[] };
+  const ratio = { reader: [] as number[], cache: [] as number[], serverless: [] as number[] };
   const constructMs = { reader: [] as number[], cache: [] as number[] };
-  run(bare.file, base); run(reader.file, base); run(reader.file, cacheEnv); // warm the file cache
+  const variants: [NodeJS.ProcessEnv, string][] = [[base, bare.file], [base, reader.file], [cacheEnv, reader.file], [serverlessEnv, reader.file]];
+  for (const [env, file] of variants) run(file, env); // warm the file cache
   for (let i = 0; i < COLD_SAMPLES; i++) {
-    const order = [0, 1, 2].sort(() => Math.random() - 0.5);
+    const order = [0, 1, 2, 3].sort(() => Math.random() - 0.5);
     const got: Sample[] = [];
     for (const which of order) {
-      if (which === 0) got[0] = run(bare.file, base);
-      if (which === 1) got[1] = run(reader.file, base);
-      if (which === 2) {
-        got[2] = run(reader.file, cacheEnv);
-        if (!got[2].l2 || got[2].l2Unavailable) throw new Error(`the cache was not used: ${JSON.stringify(got[2])}`);
-      }
+      got[which] = run(variants[which][1], variants[which][0]);
+      if (which >= 2 && (!got[which].l2 || got[which].l2Unavailable)) throw new Error(`the cache was not used: ${JSON.stringify(got[which])}`);
     }
-    cold.bare.push(got[0].sinceStart); cold.reader.push(got[1].sinceStart); cold.cache.push(got[2].sinceStart);
+    cold.bare.push(got[0].sinceStart); cold.reader.push(got[1].sinceStart);
+    cold.cache.push(got[2].sinceStart); cold.serverless.push(got[3].sinceStart);
     ratio.reader.push(got[1].sinceStart / got[0].sinceStart); ratio.cache.push(got[2].sinceStart / got[1].sinceStart);
+    ratio.serverless.push(got[3].sinceStart / got[1].sinceStart);
     constructMs.reader.push(got[1].constructMs!); constructMs.cache.push(got[2].constructMs!);
   }
   rows.push('', `| process start → first item (fresh processes, ${COLD_SAMPLES} interleaved samples) | bundle (minified) | ms (median) | ratio (median of samples) |`,
@@ -282,6 +297,8 @@ async function freshProcesses(rows: string[], endpoint: string, redisPort: numbe
   rows.push(`| same reader, cache on (node-redis from the layer file) | same | ${median(cold.cache).toFixed(0)} | **${median(ratio.cache).toFixed(2)}×** cache off |`);
   rows.push('| of which `new PromptClient()`: cache off / on (on loads the adapter and node-redis from the layer) | | '
     + `${median(constructMs.reader).toFixed(1)} / ${median(constructMs.cache).toFixed(1)} | |`);
+  rows.push(`| same reader, cache on as a serverless cache is reached (cluster mode, TLS, IAM auth) | same | ${median(cold.serverless).toFixed(0)} | `
+    + `**${median(ratio.serverless).toFixed(2)}×** cache off |`);
   await nodeRedisModule(rows, dir);
   fs.rmSync(dir, { recursive: true, force: true });
 }
@@ -345,6 +362,9 @@ async function main(): Promise<void> {
   process.env.AWS_SECRET_ACCESS_KEY ??= 'x';
   const canned = await startCanned();
   const redis = await startRedisServer();
+  const serverless = await startRedisServer({
+    tls: true, cluster: true, users: [{ name: SERVERLESS_USER, password: 'unused', rules: `nopass ${l2ReaderAccessRules(TABLE)}` }],
+  });
   const rows: string[] = [`Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`, ''];
   try {
     off = new PromptClient({ dynamoDBClient: new DynamoDBClient({ endpoint: canned.endpoint, maxAttempts: 1 }), tableName: TABLE });
@@ -358,12 +378,13 @@ async function main(): Promise<void> {
       await cachedReads(rows);
       await missCpu(rows, canned.endpoint);
     }
-    await freshProcesses(rows, canned.endpoint, redis.port);
+    await freshProcesses(rows, canned.endpoint, redis.port, serverless);
   } finally {
     await off?.close();
     await on?.close();
     canned.process.kill();
     await redis.stop();
+    await serverless.stop();
   }
   console.log(rows.join('\n'));
 }
