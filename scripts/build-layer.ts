@@ -99,7 +99,7 @@ function trimmedCommandTable(file: string): string {
  * Fails the build if a node-redis file in the bundle calls a command the trimmed table drops (`client.clusterSlots()`
  * is one node-redis makes itself), or takes one from the table by name (`commands_1.default.AUTH`).
  */
-function checkCommandsCalled(files: readonly string[], tableFile: string): void {
+export function checkCommandsCalled(files: readonly string[], tableFile: string): void {
   const { entries, kept: keptNames } = commandTable(tableFile);
   const all = new Set(entries.map((e) => e.name));
   const problems: string[] = [];

@@ -7,9 +7,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as Redis from 'redis';
-import { ADAPTER_REDIS_COMMANDS } from '../../scripts/build-layer';
+import { ADAPTER_REDIS_COMMANDS, checkCommandsCalled } from '../../scripts/build-layer';
 import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
 import { createValkeyL2, redisLoadError, useRedisModule, ValkeyConfig } from '../../src/runtime/valkey';
 import { l2EpochKey, l2ItemKey, l2ReaderAccessRules, l2WriterAccessRules } from '../../src/schema';
@@ -63,6 +64,23 @@ test('the layer\'s clients, standalone and cluster, have every method the adapte
   expect(new Set(ADAPTER_REDIS_COMMANDS.map((c) => c.toLowerCase()))).toEqual(new Set(['get', 'set', 'del', 'incr', 'ping', 'eval', 'evalsha']));
   expect(typeof layer.ErrorReply).toBe('function');
   expect(redisLoadError()).toBeUndefined();
+});
+
+test('the layer build fails when node-redis\'s own code calls a command the cut drops, naming the file and the command', () => {
+  // GIVEN node-redis's real command table, and a node-redis file that calls one command the layer keeps and one it drops
+  const table = require.resolve('@redis/client/dist/lib/commands/index.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'layer-redis-'));
+  try {
+    const kept = path.join(dir, 'kept.js');
+    const dropped = path.join(dir, 'dropped.js');
+    fs.writeFileSync(kept, 'async function discover(client) { return client.clusterSlots(); }\n');
+    fs.writeFileSync(dropped, 'async function refresh(client) { await client.clusterSlots(); return client.clusterNodes(); }\n');
+    // THEN
+    expect(() => checkCommandsCalled([kept], table)).not.toThrow();
+    expect(() => checkCommandsCalled([kept, dropped], table)).toThrow(`${dropped} calls .clusterNodes()`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('standalone, plain TCP, a static ACL user: reads, writes and keep-alive PINGs; the connection sends nothing but AUTH before them', async () => {
