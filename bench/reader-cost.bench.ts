@@ -10,11 +10,14 @@
  *    `DynamoDBClient` `GetItemCommand`, the two alternated call by call;
  * 3. cold init, process start → first item, of the reader bundled as `NodejsFunction` does (esbuild, minified,
  *    `@aws-sdk/*` external) vs a bare `DynamoDBClient` bundled the same way, in fresh processes, interleaved;
- * 4. time to ready (process start → import, construct, `preload`) of that bundle with the cache on vs off;
+ * 4. time to ready (process start → import, construct, `preload`) of that bundle with the cache on vs off, the cache
+ *    reached plainly (standalone, TCP, no auth) and as `addReader` reaches a serverless cache (cluster mode, TLS, IAM
+ *    auth, against a one-node cluster redis-server with TLS); then node-redis's own load and client creation;
  *    node-redis comes from the reader layer's file (`assets/layer/nodejs/nodejs/node_modules`, on `NODE_PATH` as on
  *    Lambda): run `npx projen bundle` first.
  *
  *   npx projen bundle && npx tsx bench/reader-cost.bench.ts
+ *   READER_COST_ONLY=cold npx tsx bench/reader-cost.bench.ts     # parts 3 and 4 only
  *
  * Prints a markdown report (copied into docs/BENCHMARKS.md). Takes about a minute on 2 cores.
  */
@@ -26,10 +29,10 @@ import * as path from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { build, buildSync } from 'esbuild';
 import { PromptClient } from '../src/runtime';
-import { Attr, checksum, CURRENT, SCHEMA_VERSION, STATUS_ACTIVE, templateVariables } from '../src/schema';
+import { Attr, checksum, CURRENT, l2ReaderAccessRules, SCHEMA_VERSION, STATUS_ACTIVE, templateVariables } from '../src/schema';
 import { toItem } from '../src/schema/ddb-codec';
 import { Env } from '../src/schema/env';
-import { startRedisServer } from '../test/support/redis-server';
+import { RedisServer, startRedisServer } from '../test/support/redis-server';
 
 const ROUNDS = 15;
 const OPS = 200_000;
@@ -37,6 +40,10 @@ const MISSES = 1500;
 const MISS_ROUNDS = 9;
 const COLD_SAMPLES = Number(process.env.COLD_SAMPLES ?? 15);
 const TABLE = 'prompts';
+/** The cache user of the serverless stand-in (IAM auth). */
+const SERVERLESS_USER = 'prompt-reader';
+/** `READER_COST_ONLY=cold` runs parts 3 and 4 (fresh processes) alone. */
+const ONLY = process.env.READER_COST_ONLY;
 const LAYER = path.resolve(__dirname, '../assets/layer/nodejs/nodejs/node_modules');
 
 /** A realistic pointer item (TEXT, ~300 bytes of template) with a placeholder id the canned server replaces. */
@@ -213,10 +220,11 @@ const READER = `
 import { PromptClient } from ${JSON.stringify(path.resolve(__dirname, '../src/runtime'))};
 const t0 = performance.now();
 const prompts = new PromptClient();
+const constructMs = performance.now() - t0;
 prompts.preload(['summarize']).then(() => prompts.getPrompt('summarize')).then((p) => {
   if (!p.id) throw new Error('no prompt');
   const s = prompts.stats();
-  process.stdout.write(JSON.stringify({ sinceStart: performance.now(), construct: t0, l2: s.l2Hits + s.l2Misses, l2Unavailable: s.l2Unavailable }));
+  process.stdout.write(JSON.stringify({ sinceStart: performance.now(), imported: t0, constructMs, l2: s.l2Hits + s.l2Misses, l2Unavailable: s.l2Unavailable }));
   prompts.close().then(() => process.exit(0));
 });`;
 const BARE = `
@@ -244,13 +252,21 @@ async function bundle(dir: string, name: string, contents: string): Promise<{ fi
   return { file, bytes: fs.statSync(file).size };
 }
 
-function run(file: string, env: NodeJS.ProcessEnv): { sinceStart: number; l2?: number; l2Unavailable?: number } {
+interface Sample {
+  readonly sinceStart: number;
+  readonly imported?: number;
+  readonly constructMs?: number;
+  readonly l2?: number;
+  readonly l2Unavailable?: number;
+}
+
+function run(file: string, env: NodeJS.ProcessEnv): Sample {
   const out = spawnSync(process.execPath, [file], { env, encoding: 'utf8', timeout: 30_000 });
   if (out.status !== 0) throw new Error(`${file}: ${out.stderr}`);
   return JSON.parse(out.stdout);
 }
 
-async function freshProcesses(rows: string[], endpoint: string, redisPort: number): Promise<void> {
+async function freshProcesses(rows: string[], endpoint: string, redisPort: number, serverless: RedisServer): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reader-cost-'));
   // The bundles sit outside the repository: only @aws-sdk/* is found, from this project's node_modules by NODE_PATH.
   const sdk = path.resolve(__dirname, '../node_modules');
@@ -273,31 +289,101 @@ async function freshProcesses(rows: string[], endpoint: string, redisPort: numbe
     [Env.cacheAuth]: 'none',
     [Env.cacheCluster]: 'false',
   };
+  // The cache as `addReader` reaches a serverless cache: cluster mode, TLS, IAM auth (a user under the reader's access
+  // rules that takes any password, since redis-server cannot check an IAM token: the reader signs and sends a real one).
+  const serverlessEnv = {
+    ...cacheEnv,
+    [Env.cacheEndpoint]: `localhost:${serverless.port}`,
+    [Env.cacheTls]: 'true',
+    [Env.cacheAuth]: 'iam',
+    [Env.cacheUser]: SERVERLESS_USER,
+    [Env.cacheName]: 'prompts-cache',
+    [Env.cacheCluster]: 'true',
+    NODE_EXTRA_CA_CERTS: path.join(serverless.certDir!, 'ca.crt'),
+  };
   if (!fs.existsSync(path.join(LAYER, 'redis'))) throw new Error(`${LAYER}/redis is missing: run npx projen bundle first`);
-  const cold = { bare: [] as number[], reader: [] as number[], cache: [] as number[] };
-  const ratio = { reader: [] as number[], cache: [] as number[] };
-  run(bare.file, base); run(reader.file, base); run(reader.file, cacheEnv); // warm the file cache
+  const cold = { bare: [] as number[], reader: [] as number[], cache: [] as number[], serverless: [] as number[] };
+  const ratio = { reader: [] as number[], cache: [] as number[], serverless: [] as number[] };
+  const constructMs = { reader: [] as number[], cache: [] as number[] };
+  const variants: [NodeJS.ProcessEnv, string][] = [[base, bare.file], [base, reader.file], [cacheEnv, reader.file], [serverlessEnv, reader.file]];
+  for (const [env, file] of variants) run(file, env); // warm the file cache
   for (let i = 0; i < COLD_SAMPLES; i++) {
-    const order = [0, 1, 2].sort(() => Math.random() - 0.5);
-    const got: number[] = [];
+    const order = [0, 1, 2, 3].sort(() => Math.random() - 0.5);
+    const got: Sample[] = [];
     for (const which of order) {
-      if (which === 0) got[0] = run(bare.file, base).sinceStart;
-      if (which === 1) got[1] = run(reader.file, base).sinceStart;
-      if (which === 2) {
-        const r = run(reader.file, cacheEnv);
-        if (!r.l2 || r.l2Unavailable) throw new Error(`the cache was not used: ${JSON.stringify(r)}`);
-        got[2] = r.sinceStart;
-      }
+      got[which] = run(variants[which][1], variants[which][0]);
+      if (which >= 2 && (!got[which].l2 || got[which].l2Unavailable)) throw new Error(`the cache was not used: ${JSON.stringify(got[which])}`);
     }
-    cold.bare.push(got[0]); cold.reader.push(got[1]); cold.cache.push(got[2]);
-    ratio.reader.push(got[1] / got[0]); ratio.cache.push(got[2] / got[1]);
+    cold.bare.push(got[0].sinceStart); cold.reader.push(got[1].sinceStart);
+    cold.cache.push(got[2].sinceStart); cold.serverless.push(got[3].sinceStart);
+    ratio.reader.push(got[1].sinceStart / got[0].sinceStart); ratio.cache.push(got[2].sinceStart / got[1].sinceStart);
+    ratio.serverless.push(got[3].sinceStart / got[1].sinceStart);
+    constructMs.reader.push(got[1].constructMs!); constructMs.cache.push(got[2].constructMs!);
   }
   rows.push('', `| process start → first item (fresh processes, ${COLD_SAMPLES} interleaved samples) | bundle (minified) | ms (median) | ratio (median of samples) |`,
     '| --- | ---: | ---: | ---: |');
   rows.push(`| bare \`DynamoDBClient\` + \`GetItemCommand\` | ${bare.bytes} B | ${median(cold.bare).toFixed(0)} | 1.00× |`);
   rows.push(`| reader, cache off: import, \`new PromptClient()\`, \`preload\`, \`getPrompt\` | ${reader.bytes} B | ${median(cold.reader).toFixed(0)} | **${median(ratio.reader).toFixed(2)}×** bare |`);
   rows.push(`| same reader, cache on (node-redis from the layer file) | same | ${median(cold.cache).toFixed(0)} | **${median(ratio.cache).toFixed(2)}×** cache off |`);
+  rows.push('| of which `new PromptClient()`: cache off / on (on loads the adapter and node-redis from the layer) | | '
+    + `${median(constructMs.reader).toFixed(1)} / ${median(constructMs.cache).toFixed(1)} | |`);
+  rows.push(`| same reader, cache on as a serverless cache is reached (cluster mode, TLS, IAM auth) | same | ${median(cold.serverless).toFixed(0)} | `
+    + `**${median(ratio.serverless).toFixed(2)}×** cache off |`);
+  await nodeRedisModule(rows, dir);
   fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * The layer's node-redis file on its own, in fresh processes: `require` it, then `createClient` and `createCluster`
+ * (neither connects), beside the whole `redis` package bundled into one file as the layer did before (esbuild, minified,
+ * `keepNames`), so the module's cost has a before and after from one run. Node's own modules it needs (`tls`, `net`,
+ * `crypto`, …) are counted; in a reader most of them are loaded already by the AWS SDK.
+ */
+async function nodeRedisModule(rows: string[], dir: string): Promise<void> {
+  const layerFile = path.join(LAYER, 'redis', 'index.js');
+  const fullFile = path.join(dir, 'redis-full', 'index.js');
+  await build({
+    entryPoints: [require.resolve('redis')],
+    outfile: fullFile,
+    bundle: true,
+    minify: true,
+    keepNames: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  const probe = path.join(dir, 'redis-probe.js');
+  fs.writeFileSync(probe, [
+    'const t0 = performance.now();',
+    'const redis = require(process.argv[2]);',
+    'const t1 = performance.now();',
+    "redis.createClient({ socket: { host: '127.0.0.1', port: 1 } });",
+    'const t2 = performance.now();',
+    "redis.createCluster({ rootNodes: [{ socket: { host: '127.0.0.1', port: 1 } }] });",
+    'process.stdout.write(JSON.stringify({ load: t1 - t0, client: t2 - t1, cluster: performance.now() - t2 }));',
+  ].join('\n'));
+  const measure = (file: string) => {
+    const out = spawnSync(process.execPath, [probe, file], { encoding: 'utf8', timeout: 30_000 });
+    if (out.status !== 0) throw new Error(`${file}: ${out.stderr}`);
+    return JSON.parse(out.stdout) as { load: number; client: number; cluster: number };
+  };
+  const samples = { layer: [] as ReturnType<typeof measure>[], full: [] as ReturnType<typeof measure>[] };
+  measure(layerFile); measure(fullFile); // warm the file cache
+  for (let i = 0; i < COLD_SAMPLES; i++) {
+    const order = i % 2 === 0 ? ['layer', 'full'] as const : ['full', 'layer'] as const;
+    for (const which of order) samples[which].push(measure(which === 'layer' ? layerFile : fullFile));
+  }
+  rows.push('', `| node-redis in one file (fresh processes, ${COLD_SAMPLES} interleaved samples) | file | \`require\` ms | \`createClient\` ms | \`createCluster\` ms |`,
+    '| --- | ---: | ---: | ---: | ---: |');
+  for (const [name, file, got] of [
+    ['the whole `redis` package (as the layer was built before)', fullFile, samples.full],
+    ['the reader layer\'s file (`@redis/client`, the adapter\'s commands)', layerFile, samples.layer],
+  ] as const) {
+    rows.push(`| ${name} | ${fs.statSync(file).size} B | ${median(got.map((g) => g.load)).toFixed(1)} | ${median(got.map((g) => g.client)).toFixed(1)} | `
+      + `${median(got.map((g) => g.cluster)).toFixed(1)} |`);
+  }
 }
 
 async function main(): Promise<void> {
@@ -306,6 +392,9 @@ async function main(): Promise<void> {
   process.env.AWS_SECRET_ACCESS_KEY ??= 'x';
   const canned = await startCanned();
   const redis = await startRedisServer();
+  const serverless = await startRedisServer({
+    tls: true, cluster: true, users: [{ name: SERVERLESS_USER, password: 'unused', rules: `nopass ${l2ReaderAccessRules(TABLE)}` }],
+  });
   const rows: string[] = [`Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`, ''];
   try {
     off = new PromptClient({ dynamoDBClient: new DynamoDBClient({ endpoint: canned.endpoint, maxAttempts: 1 }), tableName: TABLE });
@@ -315,14 +404,17 @@ async function main(): Promise<void> {
     process.env[Env.cacheCluster] = 'false';
     on = new PromptClient({ dynamoDBClient: new DynamoDBClient({ endpoint: canned.endpoint, maxAttempts: 1 }), tableName: TABLE });
     for (const name of [Env.cacheEndpoint, Env.cacheTls, Env.cacheAuth, Env.cacheCluster]) delete process.env[name];
-    await cachedReads(rows);
-    await missCpu(rows, canned.endpoint);
-    await freshProcesses(rows, canned.endpoint, redis.port);
+    if (ONLY !== 'cold') {
+      await cachedReads(rows);
+      await missCpu(rows, canned.endpoint);
+    }
+    await freshProcesses(rows, canned.endpoint, redis.port, serverless);
   } finally {
     await off?.close();
     await on?.close();
     canned.process.kill();
     await redis.stop();
+    await serverless.stop();
   }
   console.log(rows.join('\n'));
 }

@@ -552,7 +552,6 @@ export class PromptClient {
     if (this.l2?.ready !== undefined) {
       await withTimeout(() => this.l2!.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
     }
-    const catalog = this.catalog.refresh().then(() => { this.catalogWarm = true; });
     const ids = [...promptIds];
     const loads = ids.map(async (promptId) => {
       this.assertValid(promptId, undefined);
@@ -569,6 +568,9 @@ export class PromptClient {
         loads.push(this.loadLabel(promptId, label, labelCacheKey(label, promptId)).then((e) => e.prompt));
       }
     }
+    // After the loads: a cold load starts the catalog read beside its own item, under one deadline (one request, as a
+    // cold getPrompt); this joins that read (or starts one when nothing was loaded).
+    const catalog = this.catalog.refresh().then(() => { this.catalogWarm = true; });
     await catalog;
     for (const result of await Promise.allSettled(loads)) {
       if (result.status === 'rejected' && !(result.reason instanceof PromptNotFoundError)) throw result.reason;

@@ -4,8 +4,9 @@
  *
  * Loaded only when the L2 is configured (`PROMPT_SERVING_CACHE_ENDPOINT`). node-redis (`redis`, an optional
  * dependency) is loaded at run time by {@link loadRedis}, by a module name bundlers do not follow, so a reader bundle
- * never carries it (~400 KB): a cache reader gets it from the construct's reader layer, which `addReader` attaches
- * (`/opt/nodejs/node_modules/redis`, on `NODE_PATH`), or from a `node_modules` beside its bundle. The invalidation
+ * never carries it: a cache reader gets it from the construct's reader layer, which `addReader` attaches
+ * (`/opt/nodejs/node_modules/redis`, on `NODE_PATH`: `@redis/client` with the commands this adapter sends, one 150 KB
+ * file, scripts/build-layer.ts), or from a `node_modules` beside its bundle. The invalidation
  * function imports it statically and hands it over ({@link useRedisModule}). Connection policy:
  * - connects when created (at client initialisation), not inside a read: reads wait for that first connection
  *   at most `connectTimeoutMs`, never longer, and never for a reconnection (which may take `reconnectTimeoutMs`);
@@ -132,7 +133,11 @@ function requireAtRunTime(name: string): Promise<unknown> {
   }
 }
 
-/** The subset of node-redis both `createClient` and `createCluster` give us. */
+/**
+ * The subset of node-redis both `createClient` and `createCluster` give us. The reader layer's node-redis carries only
+ * the commands named in `ADAPTER_REDIS_COMMANDS` (scripts/build-layer.ts): a command added here goes there too
+ * (test/runtime/layer-redis.test.ts checks the layer's clients for every method).
+ */
 interface Conn {
   get(key: string): Promise<string | null>;
   set(key: string, value: string, options: { EX: number }): Promise<unknown>;

@@ -48,8 +48,13 @@ test('Node.js readers get the one node-redis layer of their stack; Python reader
 
 test('the layers\' contents: node-redis in one file at nodejs/node_modules/redis; redis-py and the client under python/', () => {
   const node = path.join(root, 'assets/layer/nodejs/nodejs/node_modules/redis');
-  expect(fs.readdirSync(node).sort()).toEqual(['index.js', 'package.json']);
-  expect(JSON.parse(fs.readFileSync(path.join(node, 'package.json'), 'utf8'))).toMatchObject({ name: 'redis', main: 'index.js' });
+  expect(fs.readdirSync(node).sort()).toEqual(['THIRD-PARTY-LICENSES.txt', 'index.js', 'package.json']);
+  const manifest = JSON.parse(fs.readFileSync(path.join(node, 'package.json'), 'utf8'));
+  expect(manifest).toMatchObject({ name: 'redis', main: 'index.js', license: 'Apache-2.0 AND MIT' });
+  // What the one file holds, each package with its version and licence, and the licence texts beside it
+  expect(manifest.bundled.map((p: { name: string; license: string }) => `${p.name} ${p.license}`)).toEqual(['@redis/client MIT', 'cluster-key-slot Apache-2.0']);
+  const notices = fs.readFileSync(path.join(node, 'THIRD-PARTY-LICENSES.txt'), 'utf8');
+  for (const p of manifest.bundled) expect(notices).toContain(`${p.name} ${p.version} (${p.license})`);
   const py = path.join(root, 'assets/layer/python/python');
   expect(fs.existsSync(path.join(py, 'redis', '__init__.py'))).toBe(true);
   expect(fs.existsSync(path.join(py, 'cdk_prompt_serving_runtime', '__init__.py'))).toBe(true);
