@@ -190,7 +190,7 @@ export class PromptClient {
           // The first read waits for the first connection (bounded); cold reads send their own GETs beside it (one
           // round trip), and use a stream value once it names the incarnation.
           if (l2.ready !== undefined) await withTimeout(() => l2.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
-          return withTimeout(() => l2.get(epochKey), this.options.l2TimeoutMs);
+          return this.reader.l2Call(() => l2.get(epochKey));
         },
         this.options.epochPollIntervalMs,
         () => this.revalidate(),

@@ -124,13 +124,15 @@ export interface PromptClientOptions {
    */
   readonly l2?: PromptCacheL2;
   /**
-   * Upper bound on one L2 call (the first connection is not counted, see `l2ConnectTimeoutMs`).
+   * Upper bound on one L2 call once the client's start-up is over (during its first `l2ConnectTimeoutMs`, a call
+   * may take until the start-up ends; see `l2ConnectTimeoutMs`).
    * @default 100 (`PROMPT_SERVING_L2_TIMEOUT_MS`)
    */
   readonly l2TimeoutMs?: number;
   /**
-   * Longest a read (or `preload`) waits for the L2's first connection, opened when the client is created.
-   * Reconnections are never waited for: reads go to the table meanwhile.
+   * The client's start-up budget for the L2: the first connection (opened when the client is created) and the L2
+   * calls made before this long has passed since then share it, so a container starting on a busy host is not sent
+   * to the table by its first, slowest round trips. Reconnections are never waited for: reads go to the table meanwhile.
    * @default 1000 (`PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS`)
    */
   readonly l2ConnectTimeoutMs?: number;

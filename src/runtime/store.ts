@@ -26,39 +26,29 @@ const DEADLINE_GRANULARITY_MS = 5;
 
 /**
  * What the SDK is given to abort one request when its deadline passes: the smallest object its HTTP handler and retry
- * race accept (`aborted`, `reason`, `abort` listeners, `onabort`). A Node `AbortSignal` per request costs a miss about
- * 25 µs of CPU in the SDK (an `EventTarget` listener in its retry race, another and a `close` listener in its HTTP
- * handler; bench/reader-cost.bench.ts); these are plain properties.
+ * race accept (`aborted`, `reason`, `abort` listeners). A Node `AbortSignal` per request costs a miss about 25 µs of
+ * CPU in the SDK (`EventTarget` listeners in its retry race and HTTP handler; bench/reader-cost.bench.ts).
  */
 class RequestSignal {
   aborted = false;
-  reason: unknown = undefined;
-  onabort: ((event: { type: 'abort' }) => void) | null = null;
-  private listeners: ((event: { type: 'abort' }) => void)[] | undefined;
+  reason: unknown;
+  private listeners: ((event: { type: 'abort' }) => void)[] = [];
 
   addEventListener(type: string, listener: (event: { type: 'abort' }) => void): void {
-    if (type === 'abort' && !this.aborted) (this.listeners ??= []).push(listener);
+    if (type === 'abort') this.listeners.push(listener);
   }
 
-  removeEventListener(type: string, listener: (event: { type: 'abort' }) => void): void {
-    const at = type === 'abort' ? this.listeners?.indexOf(listener) ?? -1 : -1;
-    if (at >= 0) this.listeners!.splice(at, 1);
-  }
-
-  throwIfAborted(): void {
-    if (this.aborted) throw this.reason;
+  removeEventListener(_type: string, listener: (event: { type: 'abort' }) => void): void {
+    this.listeners = this.listeners.filter((l) => l !== listener);
   }
 
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    const event = { type: 'abort' as const };
-    const listeners = this.listeners ?? [];
-    this.listeners = undefined;
-    for (const listener of [...listeners, ...(this.onabort ? [this.onabort] : [])]) {
+    for (const listener of this.listeners.splice(0)) {
       try {
-        listener.call(this, event);
+        listener.call(this, { type: 'abort' });
       } catch {
         // one listener's failure must not keep the others from aborting their request
       }

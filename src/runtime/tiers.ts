@@ -52,6 +52,8 @@ export interface SharedOptions {
 
 export class CacheFirstReader extends TableItemReader {
   private readonly l2: PromptCacheL2 | undefined;
+  /** When this reader's start-up ends (`performance.now()`; 0 once it has): see {@link l2CallTimeoutMs}. */
+  private startupEndsAt: number;
 
   constructor(
     client: DynamoDBClient, tableName: string, requestTimeoutMs: number, maxAttempts: number,
@@ -60,6 +62,30 @@ export class CacheFirstReader extends TableItemReader {
   ) {
     super(client, tableName, requestTimeoutMs, maxAttempts, stats);
     this.l2 = shared.l2;
+    this.startupEndsAt = performance.now() + shared.l2ConnectTimeoutMs;
+  }
+
+  /**
+   * The bound on an L2 call made now: `l2TimeoutMs`, or, during the reader's start-up (its first
+   * `l2ConnectTimeoutMs`, 1 s by default), until the start-up ends. The first connection and the first round trips
+   * share that one budget: a container that starts beside others pays for its first TLS records, the server's first
+   * commands on a new connection and the reply parser's first runs, and at the defaults 2–3 of 50 readers starting
+   * at once on 2 cores read all their prompts from the table when those round trips had 100 ms each
+   * (bench/cache-fleet.bench.ts). A cache that is down is found by the connection within the same budget, as before;
+   * after the start-up, a cache that stops answering costs `l2TimeoutMs` per call.
+   */
+  l2CallTimeoutMs(): number {
+    const timeoutMs = this.shared.l2TimeoutMs;
+    if (this.startupEndsAt === 0) return timeoutMs;
+    const left = this.startupEndsAt - performance.now();
+    if (left > timeoutMs) return left;
+    this.startupEndsAt = 0; // over: one comparison from now on
+    return timeoutMs;
+  }
+
+  /** An L2 call bounded by {@link l2CallTimeoutMs}. */
+  l2Call<T>(call: () => Promise<T>): Promise<T> {
+    return withTimeout(call, this.l2CallTimeoutMs());
   }
 
   get hasL2(): boolean {
@@ -108,7 +134,7 @@ export class CacheFirstReader extends TableItemReader {
       this.stats.l2Errors++;
       return undefined;
     }
-    const get = (key: string) => withTimeout(() => l2.get(key), this.shared.l2TimeoutMs).catch(() => {
+    const get = (key: string) => this.l2Call(() => l2.get(key)).catch(() => {
       this.stats.l2Errors++;
       return undefined;
     });
@@ -145,7 +171,7 @@ export class CacheFirstReader extends TableItemReader {
   /** The incarnation of the epoch, after its first read (bounded as that read is: the first connection, one call). */
   private async incarnation(): Promise<string | undefined> {
     if (this.shared.epochReady !== undefined) {
-      await withTimeout(this.shared.epochReady, this.shared.l2ConnectTimeoutMs + this.shared.l2TimeoutMs).catch(() => undefined);
+      await withTimeout(this.shared.epochReady, this.shared.l2ConnectTimeoutMs + this.l2CallTimeoutMs()).catch(() => undefined);
     }
     return this.shared.incarnation?.();
   }

@@ -91,7 +91,13 @@ function newInstance(l2: PromptCacheL2 = readmeAdapter(redis)) {
   opened.push(dynamoDBClient);
   const keys = logGetItemKeys(dynamoDBClient);
   const prompts = new PromptClient({
-    tableName: table, dynamoDBClient, l2, maxAgeSeconds: MAX_AGE_SECONDS, l2TimeoutMs: L2_TIMEOUT_MS,
+    tableName: table,
+    dynamoDBClient,
+    l2,
+    maxAgeSeconds: MAX_AGE_SECONDS,
+    l2TimeoutMs: L2_TIMEOUT_MS,
+    // Fresh instances time single calls: a start-up budget no longer than one call's (test/runtime/l2.test.ts has the start-up's).
+    l2ConnectTimeoutMs: L2_TIMEOUT_MS,
   });
   return { prompts, counter, keys };
 }

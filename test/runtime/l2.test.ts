@@ -34,7 +34,8 @@ function newClient(l2: PromptCacheL2, maxAgeSeconds = 60) {
   const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }));
   opened.push(dynamoDBClient);
   const keys = logGetItemKeys(dynamoDBClient);
-  return { prompts: new PromptClient({ tableName: table, dynamoDBClient, l2, maxAgeSeconds, l2TimeoutMs: 50 }), keys };
+  // A start-up budget no longer than one call's: these tests time single calls (the start-up has tests of its own).
+  return { prompts: new PromptClient({ tableName: table, dynamoDBClient, l2, maxAgeSeconds, l2TimeoutMs: 50, l2ConnectTimeoutMs: 50 }), keys };
 }
 
 /** An in-memory L2 with TTLs, like Valkey's `SET key value EX ttl`. */
@@ -107,6 +108,80 @@ test('an L2 that never answers costs at most l2TimeoutMs, then the table is read
   expect(prompt.id).toBe('greeting');
   expect(performance.now() - started).toBeLessThan(1000);
   expect(prompts.stats().l2Errors).toBeGreaterThanOrEqual(1);
+});
+
+describe('the start-up budget: the first connection and the first round trips share l2ConnectTimeoutMs', () => {
+  /** An L2 whose every answer takes `delayMs`; counts calls. */
+  function slowL2(delayMs: number): { l2: PromptCacheL2; data: Map<string, { value: string; ttlSeconds: number }>; calls: () => number } {
+    const { l2: memory, data } = memoryL2();
+    let calls = 0;
+    const later = <T>(value: () => Promise<T>) => new Promise<T>((resolve, reject) => {
+      calls++;
+      setTimeout(() => value().then(resolve, reject), delayMs);
+    });
+    return { l2: { get: (key) => later(() => memory.get(key)), set: (k, v, t) => later(() => memory.set(k, v, t)) }, data, calls: () => calls };
+  }
+
+  function client(l2: PromptCacheL2, l2ConnectTimeoutMs: number) {
+    const counter = new CallCounter();
+    const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }));
+    opened.push(dynamoDBClient);
+    const keys = logGetItemKeys(dynamoDBClient);
+    return { prompts: new PromptClient({ tableName: table, dynamoDBClient, l2, l2TimeoutMs: 50, l2ConnectTimeoutMs }), keys };
+  }
+
+  test('during the start-up, an answer slower than l2TimeoutMs is waited for: served from the L2, no table read', async () => {
+    // GIVEN a fill of "greeting" in an L2 that answers in 250 ms, five times l2TimeoutMs
+    const seed = memoryL2();
+    const { prompts: seeding } = newClient(seed.l2);
+    await seeding.getPrompt('greeting');
+    await new Promise((resolve) => setImmediate(resolve));
+    const slow = slowL2(250);
+    for (const [k, v] of seed.data) slow.data.set(k, v);
+    // WHEN a reader starts (start-up budget 1 s) and reads it
+    const { prompts, keys } = client(slow.l2, 1000);
+    const started = performance.now();
+    const prompt = await prompts.getPrompt('greeting');
+    // THEN the L2 served it after its 250 ms, and the table was not asked for the prompt
+    expect(prompt.provenance.source).toBe('l2');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(240);
+    expect(keys).not.toContain('greeting/CURRENT');
+    expect(prompts.stats()).toMatchObject({ l2Errors: 0 });
+    expect(prompts.stats().l2Hits).toBeGreaterThanOrEqual(1);
+  });
+
+  test('after the start-up, the same slow L2 costs at most l2TimeoutMs per read, then the table is read', async () => {
+    // GIVEN a reader whose start-up (200 ms) is over
+    const slow = slowL2(250);
+    const { prompts, keys } = client(slow.l2, 200);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    // WHEN it reads
+    const started = performance.now();
+    const prompt = await prompts.getPrompt('greeting');
+    // THEN it gave up on the L2 after l2TimeoutMs (50 ms) and read the table
+    expect(prompt.provenance.source).toBe('table');
+    expect(performance.now() - started).toBeLessThan(50 + 150);
+    expect(keys).toContain('greeting/CURRENT');
+    expect(prompts.stats().l2Errors).toBeGreaterThanOrEqual(1);
+  });
+
+  test('an L2 that never answers costs a starting reader at most what is left of its start-up budget', async () => {
+    // GIVEN
+    const hanging: PromptCacheL2 = { get: () => new Promise(() => undefined), set: () => new Promise(() => undefined) };
+    const { prompts } = client(hanging, 300);
+    // WHEN
+    const started = performance.now();
+    const prompt = await prompts.getPrompt('greeting');
+    const elapsedMs = performance.now() - started;
+    // THEN the start-up budget bounded the wait, then the table answered; later reads get l2TimeoutMs
+    expect(prompt.provenance.source).toBe('table');
+    expect(elapsedMs).toBeGreaterThanOrEqual(250);
+    expect(elapsedMs).toBeLessThan(300 + 150);
+    prompts.invalidate();
+    const again = performance.now();
+    await prompts.getPrompt('greeting');
+    expect(performance.now() - again).toBeLessThan(50 + 150);
+  });
 });
 
 test('an unreadable L2 value is ignored and replaced by the next fill', async () => {
