@@ -25,7 +25,8 @@ const NODEJS_LAYER: LayerKind = {
   id: 'PromptServingCacheClientNodejs',
   folder: 'nodejs',
   description: 'cdk-prompt-serving: node-redis for the runtime client\'s cache tier (attached by addReader)',
-  license: 'MIT',
+  // node-redis (MIT) with cluster-key-slot (Apache-2.0) and the client's own cache adapter (Apache-2.0)
+  license: 'Apache-2.0 AND MIT',
 };
 const PYTHON_LAYER: LayerKind = {
   id: 'PromptServingCacheClientPython',

@@ -553,6 +553,11 @@ export class PromptClient {
       await withTimeout(() => this.l2!.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
     }
     const ids = [...promptIds];
+    // Every label name is checked before any load starts: a bad one throws with nothing left running unawaited.
+    for (const label of options.labels ?? []) {
+      const invalid = invalidLabelReason(label);
+      if (invalid !== undefined) throw new PromptNotFoundError(String(ids[0] ?? ''), undefined, invalid);
+    }
     const loads = ids.map(async (promptId) => {
       this.assertValid(promptId, undefined);
       const entry = this.prompts.get(promptId);
@@ -560,8 +565,6 @@ export class PromptClient {
       return this.load(promptId, undefined, promptId);
     });
     for (const label of options.labels ?? []) {
-      const invalid = invalidLabelReason(label);
-      if (invalid !== undefined) throw new PromptNotFoundError(String(ids[0] ?? ''), undefined, invalid);
       for (const promptId of ids) {
         const entry = this.labeled.get(label)?.get(promptId);
         if (entry !== undefined && entry.expiresAt > Date.now() && !entry.invalidated) continue;

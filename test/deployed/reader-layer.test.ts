@@ -36,7 +36,7 @@ test('Node.js readers get the one node-redis layer of their stack; Python reader
   template.resourceCountIs('AWS::Lambda::LayerVersion', 2);
   const ids = layerIds(template);
   template.hasResourceProperties('AWS::Lambda::LayerVersion', {
-    Description: Match.stringLikeRegexp('node-redis'), LicenseInfo: 'MIT',
+    Description: Match.stringLikeRegexp('node-redis'), LicenseInfo: 'Apache-2.0 AND MIT',
   });
   for (const fn of [esm, cjs]) {
     const fnId = stack.getLogicalId(fn.node.defaultChild as lambda.CfnFunction);

@@ -163,6 +163,15 @@ describe('labels', () => {
     expect(reads()).toBe(before);
     await expect(prompts.preload(['greeting'], { labels: ['Bad'] })).rejects.toThrow('not a valid label');
   });
+
+  test('preload with a bad label name throws before any read starts (nothing left running unawaited)', async () => {
+    const { prompts, reads } = newClient();
+    const before = reads();
+    await expect(prompts.preload(['greeting', 'farewell'], { labels: ['production', 'Bad'] })).rejects.toThrow('not a valid label');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reads()).toBe(before);
+    expect(prompts.stats().misses).toBe(0);
+  });
 });
 
 describe('rollouts', () => {
