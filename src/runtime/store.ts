@@ -21,7 +21,7 @@ export const BACKOFF_MAX_MS = 1000;
  * `AbortSignal.timeout` does, builds a `DOMException` each time, and every deadline fires).
  */
 const TIMED_OUT = new DOMException('The read did not finish within requestTimeoutMs', 'TimeoutError');
-/** Deadlines made within this long of each other share one signal, and those due within it are aborted by one timer. */
+/** Deadlines made within this long of each other expire together, and groups due within it are expired by one timer. */
 const DEADLINE_GRANULARITY_MS = 5;
 
 /**
@@ -56,30 +56,44 @@ class RequestSignal {
   }
 }
 
-/** Deadlines made together: one abort signal for this client's own waits, and the requests sent under them. */
+/** Deadlines made together: when they expire, and the requests sent under them. */
 interface DeadlineGroup {
-  readonly controller: AbortController;
   readonly madeAt: number;
   readonly at: number;
+  expired: boolean;
+  /** Made only when a wait (a retry's backoff) needs a Node `AbortSignal`: most groups never do. */
+  controller?: AbortController;
   requests: RequestSignal[];
 }
 
 /**
  * One read's budget: `requestTimeoutMs` from when it was made, retries and backoff included. Reads asked for in the
  * same tick under the same `Deadline` go out together (a cold read's pointer and `#catalog`: one `BatchGetItem`).
- * Deadlines made within {@link DEADLINE_GRANULARITY_MS} of each other share their `signal`.
+ * Deadlines made within {@link DEADLINE_GRANULARITY_MS} of each other expire together.
  */
 export class Deadline {
   constructor(private readonly group: DeadlineGroup) {}
 
+  get expired(): boolean {
+    return this.group.expired;
+  }
+
+  /** A Node `AbortSignal` aborted when the deadline expires (for waits that take one). */
   get signal(): AbortSignal {
-    return this.group.controller.signal;
+    let controller = this.group.controller;
+    if (controller === undefined) {
+      controller = this.group.controller = new AbortController();
+      // Every backoff under way in the group listens to it: not a leak.
+      setMaxListeners(0, controller.signal);
+      if (this.group.expired) controller.abort(TIMED_OUT);
+    }
+    return controller.signal;
   }
 
   /** A signal for one request (one attempt) sent to the SDK under this deadline. */
   requestSignal(): AbortSignal {
     const signal = new RequestSignal();
-    if (this.group.controller.signal.aborted) signal.abort(this.group.controller.signal.reason);
+    if (this.group.expired) signal.abort(TIMED_OUT);
     else this.group.requests.push(signal);
     return signal as unknown as AbortSignal;
   }
@@ -87,7 +101,7 @@ export class Deadline {
 
 /**
  * Read deadlines, all of one duration, so they expire in the order they were made. Deadlines made within
- * {@link DEADLINE_GRANULARITY_MS} of each other form one group (one `AbortController`), and every group shares one
+ * {@link DEADLINE_GRANULARITY_MS} of each other form one group (no `AbortController` unless a backoff needs one), and every group shares one
  * timer, instead of an `AbortSignal.timeout` per read (a timer, a weak reference and an exception per read). So a
  * read gets between `durationMs` and `durationMs` plus twice the granularity. Measured with `performance.now()`,
  * which a test faking `Date` leaves alone.
@@ -104,10 +118,7 @@ class Deadlines {
     // The newest group, unless it was made too long ago (an expired one has left the queue).
     let last = this.queue.length > this.head ? this.queue[this.queue.length - 1] : undefined;
     if (last === undefined || now - last.madeAt > DEADLINE_GRANULARITY_MS) {
-      const controller = new AbortController();
-      // Every backoff under way in the group listens to it: not a leak.
-      setMaxListeners(0, controller.signal);
-      last = { controller, madeAt: now, at: now + this.durationMs + DEADLINE_GRANULARITY_MS, requests: [] };
+      last = { madeAt: now, at: now + this.durationMs + DEADLINE_GRANULARITY_MS, expired: false, requests: [] };
       this.queue.push(last);
       if (this.timer === undefined) this.arm(last.at - now);
     }
@@ -125,7 +136,8 @@ class Deadlines {
     const queue = this.queue;
     while (this.head < queue.length && queue[this.head].at <= now) {
       const group = queue[this.head++];
-      group.controller.abort(TIMED_OUT);
+      group.expired = true;
+      group.controller?.abort(TIMED_OUT);
       const requests = group.requests;
       group.requests = [];
       for (const request of requests) request.abort(TIMED_OUT);
@@ -243,7 +255,6 @@ export class TableItemReader {
 
   /** One `BatchGetItem` of up to 100 keys; unprocessed keys are asked again (with backoff) within the deadline. */
   private async getMany(requests: Pending[], deadline: Deadline): Promise<Map<string, Item>> {
-    const signal = deadline.signal;
     const found = new Map<string, Item>();
     let keys: Item[] = requests.map((r) => ({ [PARTITION_KEY]: { S: r.promptId }, [SORT_KEY]: { S: r.sortKey } }));
     const what = `BatchGetItem ${requests.map((r) => `${r.promptId}/${r.sortKey}`).join(', ')}`;
@@ -257,8 +268,8 @@ export class TableItemReader {
       keys = (answer.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
       if (keys.length > 0) {
         this.counters.retries++;
-        await sleep(Math.random() * BACKOFF_BASE_MS * 2, undefined, { signal }).catch((err: unknown) => {
-          throw this.failure(what, err, signal);
+        await sleep(Math.random() * BACKOFF_BASE_MS * 2, undefined, { signal: deadline.signal }).catch((err: unknown) => {
+          throw this.failure(what, err, deadline);
         });
       }
     }
@@ -267,30 +278,29 @@ export class TableItemReader {
 
   /** Sends with the retry policy: throttling and transient errors retried with jittered backoff, within `deadline`. */
   private async retrying<T>(what: string, deadline: Deadline, send: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
-    const signal = deadline.signal;
     for (let attempt = 1; ; attempt++) {
       try {
-        signal.throwIfAborted();
+        if (deadline.expired) throw TIMED_OUT;
         this.counters.storeReads++;
         return await send(deadline.requestSignal());
       } catch (err) {
-        if (signal.aborted || attempt >= this.maxAttempts || !isRetryable(err)) throw this.failure(what, err, signal);
+        if (deadline.expired || attempt >= this.maxAttempts || !isRetryable(err)) throw this.failure(what, err, deadline);
         this.counters.retries++;
         const cap = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
         try {
-          await sleep(Math.random() * cap, undefined, { signal });
+          await sleep(Math.random() * cap, undefined, { signal: deadline.signal });
         } catch {
-          throw this.failure(what, err, signal);
+          throw this.failure(what, err, deadline);
         }
       }
     }
   }
 
-  private failure(request: string, cause: unknown, signal: AbortSignal): PromptStoreError {
+  private failure(request: string, cause: unknown, deadline: Deadline): PromptStoreError {
     if (cause instanceof PromptStoreError) return cause;
     this.counters.storeErrors++;
     const what = `${request} on table ${this.tableName}`;
-    const why = signal.aborted
+    const why = deadline.expired
       ? `timed out after ${this.requestTimeoutMs} ms`
       : `failed: ${(cause as Error)?.name ?? 'Error'}: ${(cause as Error)?.message ?? String(cause)}`;
     return new PromptStoreError(`${what} ${why}`, { cause });

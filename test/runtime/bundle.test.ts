@@ -6,7 +6,9 @@
  * package's real `exports` map: the handler `import`s the client, so esbuild takes the ES module entry (condition
  * `import`) even for this CommonJS output, as `NodejsFunction` does.
  *
- * Budget: 48 KB (46.7 KB measured). Labels and sticky rollouts (issue 16: the label path of the client, ~5 KB;
+ * Budget: 49 KB (48.0 KB measured). Issue 18's last round added ~1.3 KB: read deadlines in groups with a plain-object
+ * abort signal per request (a miss's own CPU, ~1 KB) and `preload`'s catalog read joined to its first cold item.
+ * Before that: 48 KB (46.7 KB measured). Labels and sticky rollouts (issue 16: the label path of the client, ~5 KB;
  * the label name and rollout map rules with their messages, shared with the Python client through conformance
  * fixtures, ~2.3 KB; the rollout arms, ~1.4 KB) and strict rendering with per-copy read provenance (issue 17:
  * `render.ts`, the variable checks, canonical JSON values, the one-error report, ~3.7 KB; the provenance helpers —
@@ -26,7 +28,7 @@ import * as path from 'node:path';
 import { build, Metafile } from 'esbuild';
 import { installCompiledPackage } from '../support/compiled-package';
 
-const BUDGET_BYTES = 48 * 1024;
+const BUDGET_BYTES = 49 * 1024;
 const root = path.resolve(__dirname, '../..');
 
 const handler = `
