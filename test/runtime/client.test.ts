@@ -318,6 +318,23 @@ describe('retries', () => {
     expect(((error as PromptStoreError).cause as Error).name).toBe('ThrottlingException');
     expect(prompts.stats().retries).toBe(1);
   });
+
+  test('a deadline that expires during a backoff ends the wait at once, as a time-out', async () => {
+    // GIVEN every GetItem throttled, many attempts allowed, and a 120 ms deadline (backoffs up to 1 s each)
+    const { prompts, dynamoDBClient } = newClient(plain, { maxAttempts: 50, requestTimeoutMs: 120 });
+    await prompts.preload();
+    failNextGetItems(dynamoDBClient, 1000, 'ThrottlingException');
+    // WHEN
+    const started = performance.now();
+    const error = await prompts.getPrompt('greeting').catch((e: unknown) => e);
+    const elapsedMs = performance.now() - started;
+    // THEN the read gave up when its deadline passed, mid-backoff, and says why
+    expect(error).toBeInstanceOf(PromptStoreError);
+    expect((error as Error).message).toBe(`GetItem greeting/CURRENT on table ${plain} timed out after 120 ms`);
+    expect(elapsedMs).toBeGreaterThanOrEqual(115);
+    expect(elapsedMs).toBeLessThan(120 + 150);
+    expect(prompts.stats().retries).toBeGreaterThanOrEqual(1);
+  });
 });
 
 describe('CHAT prompts', () => {
