@@ -185,12 +185,16 @@ export class PromptClient {
     if (this.l2?.writeThrough === true) {
       const l2 = this.l2;
       const epochKey = l2EpochKey(this.options.tableName);
+      let firstEpochRead = true;
       this.epoch = new EpochWatcher(
         async () => {
           // The first read waits for the first connection (bounded); cold reads send their own GETs beside it (one
           // round trip), and use a stream value once it names the incarnation.
           if (l2.ready !== undefined) await withTimeout(() => l2.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
-          return this.reader.l2Call(() => l2.get(epochKey));
+          // The first read is a start-up round trip (see CacheFirstReader.l2CallTimeoutMs), made at construction.
+          const timeoutMs = firstEpochRead ? Math.max(this.options.l2ConnectTimeoutMs, this.options.l2TimeoutMs) : this.options.l2TimeoutMs;
+          firstEpochRead = false;
+          return withTimeout(() => l2.get(epochKey), timeoutMs);
         },
         this.options.epochPollIntervalMs,
         () => this.revalidate(),

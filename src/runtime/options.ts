@@ -124,15 +124,16 @@ export interface PromptClientOptions {
    */
   readonly l2?: PromptCacheL2;
   /**
-   * Upper bound on one L2 call once the client's start-up is over (during its first `l2ConnectTimeoutMs`, a call
-   * may take until the start-up ends; see `l2ConnectTimeoutMs`).
+   * Upper bound on one L2 call once the client's start-up is over (during the first `l2ConnectTimeoutMs` from its
+   * first L2 read, a call may take until the start-up ends; see `l2ConnectTimeoutMs`).
    * @default 100 (`PROMPT_SERVING_L2_TIMEOUT_MS`)
    */
   readonly l2TimeoutMs?: number;
   /**
-   * The client's start-up budget for the L2: the first connection (opened when the client is created) and the L2
-   * calls made before this long has passed since then share it, so a container starting on a busy host is not sent
-   * to the table by its first, slowest round trips. Reconnections are never waited for: reads go to the table meanwhile.
+   * The client's start-up budget for the L2: the longest a read waits for the first connection (opened when the
+   * client is created), and for this long from the first L2 read, a call may take until then instead of
+   * `l2TimeoutMs`, so a container starting on a busy host is not sent to the table by its first, slowest round trips.
+   * Reconnections are never waited for: reads go to the table meanwhile.
    * @default 1000 (`PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS`)
    */
   readonly l2ConnectTimeoutMs?: number;

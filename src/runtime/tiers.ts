@@ -52,8 +52,11 @@ export interface SharedOptions {
 
 export class CacheFirstReader extends TableItemReader {
   private readonly l2: PromptCacheL2 | undefined;
-  /** When this reader's start-up ends (`performance.now()`; 0 once it has): see {@link l2CallTimeoutMs}. */
-  private startupEndsAt: number;
+  /**
+   * When this reader's start-up budget ends (`performance.now()`): `undefined` until its first L2 read, 0 once over.
+   * See {@link l2CallTimeoutMs}.
+   */
+  private startupEndsAt: number | undefined;
 
   constructor(
     client: DynamoDBClient, tableName: string, requestTimeoutMs: number, maxAttempts: number,
@@ -62,23 +65,28 @@ export class CacheFirstReader extends TableItemReader {
   ) {
     super(client, tableName, requestTimeoutMs, maxAttempts, stats);
     this.l2 = shared.l2;
-    this.startupEndsAt = performance.now() + shared.l2ConnectTimeoutMs;
   }
 
   /**
-   * The bound on an L2 call made now: `l2TimeoutMs`, or, during the reader's start-up (its first
-   * `l2ConnectTimeoutMs`, 1 s by default), until the start-up ends. The first connection and the first round trips
-   * share that one budget: a container that starts beside others pays for its first TLS records, the server's first
-   * commands on a new connection and the reply parser's first runs, and at the defaults 2–3 of 50 readers starting
-   * at once on 2 cores read all their prompts from the table when those round trips had 100 ms each
-   * (bench/cache-fleet.bench.ts). A cache that is down is found by the connection within the same budget, as before;
-   * after the start-up, a cache that stops answering costs `l2TimeoutMs` per call.
+   * The bound on an L2 read made now: `l2TimeoutMs`, or, during the reader's start-up (the first
+   * `l2ConnectTimeoutMs`, 1 s by default, from its first L2 read), until the start-up ends. A container's first round
+   * trips cost what later ones do not (its first TLS records, the server's first commands on a new connection, the
+   * reply parser's first runs), more so on a host where others start beside it: at the defaults, 2–3 of 50 readers
+   * starting at once on 2 cores read all their prompts from the table when those round trips had 100 ms each
+   * (bench/cache-fleet.bench.ts). After the start-up, a cache that stops answering costs `l2TimeoutMs` per call.
+   * The start-up's clock starts at the first read, not at construction: a function initialised long before its
+   * first invocation (provisioned concurrency, or a fleet whose containers wait for one another) gets it too.
    */
   l2CallTimeoutMs(): number {
     const timeoutMs = this.shared.l2TimeoutMs;
-    if (this.startupEndsAt === 0) return timeoutMs;
-    const left = this.startupEndsAt - performance.now();
-    if (left > timeoutMs) return left;
+    const endsAt = this.startupEndsAt;
+    if (endsAt === 0) return timeoutMs;
+    const now = performance.now();
+    if (endsAt === undefined) {
+      this.startupEndsAt = now + this.shared.l2ConnectTimeoutMs;
+      return Math.max(this.shared.l2ConnectTimeoutMs, timeoutMs);
+    }
+    if (endsAt - now > timeoutMs) return endsAt - now;
     this.startupEndsAt = 0; // over: one comparison from now on
     return timeoutMs;
   }
