@@ -28,6 +28,7 @@ import { Attr, bloomBuild, bloomParameters, CATALOG_ID, checksum, CURRENT, SCHEM
 import { toItem } from '../src/schema/ddb-codec';
 import { Env } from '../src/schema/env';
 import { encodeFillValue, l2FillKey, toDynamoJson } from '../src/schema/l2';
+import { LAMBDA_BUNDLE_OPTIONS } from '../test/support/lambda-bundle';
 import { startRedisServer } from '../test/support/redis-server';
 
 const SAMPLES = Number(process.argv[2] ?? 15);
@@ -174,14 +175,8 @@ async function main(): Promise<void> {
     const file = path.join(dir, 'reader.js');
     await build({
       stdin: { contents: READER, resolveDir: __dirname, sourcefile: 'reader.ts', loader: 'ts' },
-      bundle: true,
-      minify: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      external: ['@aws-sdk/*'],
+      ...LAMBDA_BUNDLE_OPTIONS,
       outfile: file,
-      logLevel: 'silent',
     });
     const env = {
       PATH: process.env.PATH,

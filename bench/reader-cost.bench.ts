@@ -33,6 +33,7 @@ import { PromptClient } from '../src/runtime';
 import { Attr, checksum, CURRENT, l2ReaderAccessRules, SCHEMA_VERSION, STATUS_ACTIVE, templateVariables } from '../src/schema';
 import { toItem } from '../src/schema/ddb-codec';
 import { Env } from '../src/schema/env';
+import { LAMBDA_BUNDLE_OPTIONS } from '../test/support/lambda-bundle';
 import { RedisServer, startRedisServer } from '../test/support/redis-server';
 
 const ROUNDS = 15;
@@ -164,14 +165,8 @@ function deployedRuntime(): typeof import('../src/runtime') {
   const file = path.join(dir, 'runtime.js');
   buildSync({
     entryPoints: [path.resolve(__dirname, '../src/runtime/index.ts')],
-    bundle: true,
-    minify: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    external: ['@aws-sdk/*'],
+    ...LAMBDA_BUNDLE_OPTIONS,
     outfile: file,
-    logLevel: 'silent',
   });
   // Beside it only this project's node_modules (for @aws-sdk/*, as the Lambda runtime provides it).
   fs.symlinkSync(path.resolve(__dirname, '../node_modules'), path.join(dir, 'node_modules'));
@@ -251,14 +246,8 @@ async function bundle(dir: string, name: string, contents: string): Promise<{ fi
   const file = path.join(dir, `${name}.js`);
   await build({
     stdin: { contents, resolveDir: __dirname, sourcefile: `${name}.ts`, loader: 'ts' },
-    bundle: true,
-    minify: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    external: ['@aws-sdk/*'],
+    ...LAMBDA_BUNDLE_OPTIONS,
     outfile: file,
-    logLevel: 'silent',
   });
   return { file, bytes: fs.statSync(file).size };
 }

@@ -14,6 +14,7 @@ import { logGetItemKeys, publish, textContent, writeCatalog } from './fixtures';
 import { PromptClient } from '../../src/runtime';
 import { Env } from '../../src/schema/env';
 import { CallCounter } from '../support/call-counter';
+import { LAMBDA_BUNDLE_OPTIONS } from '../support/lambda-bundle';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
 const root = path.resolve(__dirname, '../..');
@@ -100,14 +101,8 @@ test('importing the client and constructing it use no ICU formatting (Intl, toLo
         resolveDir: root,
         loader: 'ts',
       },
-      bundle: true,
-      minify: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      external: ['@aws-sdk/*'],
+      ...LAMBDA_BUNDLE_OPTIONS,
       outfile: bundle,
-      logLevel: 'silent',
     });
     // and a process where the AWS SDK is loaded first, then every ICU formatter throws
     const trap = path.join(dir, 'trap.js');
