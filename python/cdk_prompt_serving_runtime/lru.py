@@ -27,8 +27,12 @@ class Slot(Generic[V]):
 
 
 class Lru(Generic[V]):
-    def __init__(self, max_entries: int, on_remove: Optional[Callable[[V], None]] = None) -> None:
+    def __init__(self, max_entries: int, on_remove: Optional[Callable[[V], None]] = None,
+                 take_reference: Optional[Callable[[Hashable, None], object]] = None) -> None:
+        """:param take_reference: a second "used" mark kept outside the values (a key's presence in an index of hot
+            keys: ``dict.pop``), taken (cleared) by the eviction hand like ``used``; ``None`` when absent"""
         self.max_entries = max_entries
+        self._take_reference = take_reference
         self.map: Dict[Hashable, V] = {}
         self.evictions = 0
         self._on_remove = on_remove
@@ -55,7 +59,8 @@ class Lru(Generic[V]):
             while len(m) > self.max_entries:
                 oldest = next(iter(m))
                 candidate = m.pop(oldest)
-                if candidate.used and candidate is not value:  # type: ignore[attr-defined]
+                referenced = self._take_reference is not None and self._take_reference(oldest, None) is not None
+                if (candidate.used or referenced) and candidate is not value:  # type: ignore[attr-defined]
                     candidate.used = False  # type: ignore[attr-defined]
                     m[oldest] = candidate
                 else:

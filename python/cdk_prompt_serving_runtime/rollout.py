@@ -5,20 +5,36 @@ at random without a key. A rollout that cannot be served as written fails alone:
 in ``rollout_faults`` and the reason logged once; arm B is never served with content other than the candidate the
 map names."""
 import dataclasses
+import hashlib
 import logging
 import random
 import threading
-from typing import Dict, Optional
+from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
+from .errors import PromptNotFoundError, PromptServingError
 from .prompt import Prompt, PromptRollout
 from .schema.keys import version_key
 from .schema.labels import ROLLOUT_SCALE, RolloutSpec, rollout_bucket
+from .stats import Counters
+from .targets import pinned
 
 logger = logging.getLogger(__name__)
 
 
 MAX_REMEMBERED_BUCKETS = 1024
 """Stickiness keys whose bucket one label entry remembers (``MAX_REMEMBERED_BUCKETS`` in the Node client)."""
+
+MAX_REMEMBERED_KEY_CHARS = 64
+"""A stickiness key longer than this is remembered as its 32-byte SHA-256 digest, never as itself: what a label entry
+keeps per key is bounded whatever size of key callers pass (its bucket is still computed from the whole key)."""
+
+
+def remembered_key(stickiness_key: str) -> object:
+    """What a label entry remembers of a stickiness key: the key itself up to :data:`MAX_REMEMBERED_KEY_CHARS`
+    characters, else a fixed-size digest of it (a ``bytes``, so it never equals a short key)."""
+    if len(stickiness_key) <= MAX_REMEMBERED_KEY_CHARS:
+        return stickiness_key
+    return hashlib.sha256(stickiness_key.encode("utf-8", "surrogatepass")).digest()
 
 
 SERVE_HIT = "hit"
@@ -49,11 +65,11 @@ class RolloutState:
         self.loading: Optional[threading.Event] = None
         self._stale_a: Optional[Prompt] = None
         self._stale_b: Optional[Prompt] = None
-        self._buckets: Dict[str, int] = {}
+        self._buckets: Dict[object, int] = {}
 
     def arm(self, prompt_id: str, stickiness_key: Optional[str]) -> str:
         """The arm of one read: by the key's bucket (remembered for :data:`MAX_REMEMBERED_BUCKETS` keys, so the hash
-        runs once per key while this label item is held), else at random."""
+        runs once per key while this label item is held; a long key as its digest), else at random."""
         percent_bp = self.spec.percent_bp
         if percent_bp <= 0:
             return "A"
@@ -61,12 +77,13 @@ class RolloutState:
             return "B"
         if stickiness_key is None:
             return "B" if random.randrange(ROLLOUT_SCALE) < percent_bp else "A"
-        bucket = self._buckets.get(stickiness_key)
+        memo = stickiness_key if len(stickiness_key) <= MAX_REMEMBERED_KEY_CHARS else remembered_key(stickiness_key)
+        bucket = self._buckets.get(memo)
         if bucket is None:
             bucket = rollout_bucket(prompt_id, self.label, stickiness_key)
             if len(self._buckets) >= MAX_REMEMBERED_BUCKETS:
                 self._buckets.clear()
-            self._buckets[stickiness_key] = bucket
+            self._buckets[memo] = bucket
         return "B" if bucket < percent_bp else "A"
 
     def offer(self, candidate: Prompt) -> None:
@@ -108,6 +125,77 @@ class RolloutState:
         s = self.spec
         return PromptRollout(label=self.label, rollout_id=s.rollout_id, arm=arm, percent_bp=s.percent_bp,
                              candidate_version=s.candidate_version)
+
+
+class RolloutReads:
+    """The step after a label read: the arm a read of a label entry with a rollout serves, the candidate version put
+    in hand (from memory, else one load without the catalog), and the faults counted and logged once.
+
+    :param held: the entry held in memory under a key, if any
+    :param load: the one read path's load of a target (single-flight)
+    """
+
+    def __init__(self, table_name: str, max_entries: int, counters: Counters, held: Callable[[Hashable], Any],
+                 load: Callable[[Any], Tuple[Any, bool]]) -> None:
+        self._table_name = table_name
+        self._max_entries = max_entries
+        self._counters = counters
+        self._held = held
+        self._load = load
+        self._faults_logged: Dict[Hashable, str] = {}
+
+    def serve(self, entry: Any, stickiness_key: Optional[str], mode: str) -> Prompt:
+        """The arm a read of a label entry serves, as ``mode`` says (the entry's own prompt with a broken rollout)."""
+        rollout: Optional[RolloutState] = entry.rollout
+        if rollout is None:
+            self._fault(entry, entry.rollout_problem)
+            return entry.hit if mode == SERVE_HIT else entry.prompt if mode == SERVE_LOADED else entry.stale
+        if rollout.arm(entry.prompt.id, stickiness_key) == "A":
+            return rollout.arm_a_hit if mode == SERVE_HIT else rollout.served_a(mode)
+        if rollout.arm_b_hit is not None:
+            return rollout.arm_b_hit if mode == SERVE_HIT else rollout.served_b(mode)
+        if rollout.problem is None:  # the candidate could not be read: retried in the background
+            self._load_candidate_in_background(entry.prompt.id, rollout)
+        self._fault(entry, rollout.problem or f"candidate v{rollout.spec.candidate_version} could not be read")
+        return rollout.served_a(mode)
+
+    def _fault(self, entry: Any, problem: str) -> None:
+        """A read served arm A because arm B cannot be: counted, and logged once per label entry and reason."""
+        self._counters.rollout_faults += 1
+        if self._faults_logged.get(entry.key) == problem:
+            return
+        if len(self._faults_logged) >= self._max_entries:
+            self._faults_logged.clear()
+        self._faults_logged[entry.key] = problem
+        rollout_id = entry.rollout.spec.rollout_id if entry.rollout is not None else ""
+        log_rollout_fault(self._table_name, entry.prompt.id, entry.target.label or "", rollout_id, problem)
+
+    def prepare_candidate(self, prompt_id: str, rollout: RolloutState) -> None:
+        """Puts the candidate version in hand: from memory at once, else one load (the catalog not consulted)."""
+        target = pinned(prompt_id, rollout.spec.candidate_version, catalog=False)
+        held = self._held(target.key)
+        if held is not None:
+            rollout.offer(held.hit)  # in memory: a read assigned arm B is served from l1
+            return
+        try:
+            rollout.offer(self._load(target)[0].prompt)
+        except PromptNotFoundError:
+            rollout.problem = f"candidate version item {target.sort_key} is absent"
+        except PromptServingError as err:  # any other failure: retried by the next read assigned arm B
+            logger.debug("candidate %s not read: %s", target.describe(), err)
+
+    def _load_candidate_in_background(self, prompt_id: str, rollout: RolloutState) -> None:
+        if rollout.loading is not None and not rollout.loading.is_set():
+            return
+        done = rollout.loading = threading.Event()
+
+        def run() -> None:
+            try:
+                self.prepare_candidate(prompt_id, rollout)
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="prompt-candidate", daemon=True).start()
 
 
 def choose_arm(prompt_id: str, label: str, stickiness_key: Optional[str], percent_bp: int) -> str:

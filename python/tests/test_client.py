@@ -259,7 +259,7 @@ def test_exact_versions_share_the_size_bound_and_leave_memory_with_it(ddb_local:
     client.get_prompt("greeting", 1)
     client.get_prompt("summarize")
     client.get_prompt("translate")  # evicts the unused pinned copy
-    assert client.stats()["evictions"] == 1 and client._pinned == {}
+    assert client.stats()["evictions"] == 1 and ("greeting", 1) not in client._path.prompts.map
     counter.reset()
     assert client.get_prompt("greeting", 1).version == 1
     assert counter.keys == ["greeting/v000001"]
