@@ -45,7 +45,10 @@ class ReadPath:
         self._counters = counters
         self._lock = threading.Lock()
         self.fresh: Dict[Hashable, Fresh] = {}
-        self.prompts: Lru[Entry] = Lru(options.max_entries, self._removed, self.fresh.pop)
+        """The index of fresh copies of CURRENT and labels, by key in memory."""
+        self.fresh_pinned: Dict[str, Dict[int, Fresh]] = {}
+        """The same for versions, by id then version (two lookups of hashed keys cost less than a tuple built)."""
+        self.prompts: Lru[Entry] = Lru(options.max_entries, self._removed, self._unindex)
         self._map = self.prompts.map
         self.not_found: Lru[Slot[float]] = Lru(options.max_entries)
         self.rollouts = RolloutReads(options.table_name, options.max_entries, counters, self._map.get,
@@ -71,17 +74,23 @@ class ReadPath:
     def getter(self) -> Tuple[Callable[..., Prompt], Callable[[], int]]:
         """``get_prompt`` as a closure (no attribute lookups on its hit path) and a function reading its hit count."""
         fresh_get = self.fresh.get
+        pinned_get = self.fresh_pinned.get
         clock = self._clock
         read = self.read
         hits = 0
 
-        def get_prompt(prompt_id: str, version: Optional[int] = None, *, fallback: Optional[PromptFallback] = None,
+        # Positional-or-keyword on purpose: a keyword-only parameter left out costs a dict lookup per call (its
+        # default is looked up in __kwdefaults__), three of them a tenth of the hit. The method on the class, which
+        # documents and types the call, keeps fallback, label and stickiness_key keyword-only.
+        def get_prompt(prompt_id: str, version: Optional[int] = None, fallback: Optional[PromptFallback] = None,
                        label: Optional[str] = None, stickiness_key: Optional[str] = None) -> Prompt:
             nonlocal hits
             try:
-                if label is None:
-                    held = fresh_get(prompt_id if version is None else (prompt_id, version) if version.__class__ is int
-                                     else None)
+                if version is None and label is None:
+                    held = fresh_get(prompt_id)
+                elif label is None:
+                    by_version = pinned_get(prompt_id)
+                    held = by_version.get(version) if by_version is not None and type(version) is int else None
                 else:
                     held = fresh_get(("label", label, prompt_id)) if stickiness_key is None and version is None else None
             except TypeError:  # an unhashable id or label: said by the slow path
@@ -102,16 +111,28 @@ class ReadPath:
             return
         with self._lock:
             if self._map.get(entry.key) is entry and not entry.invalidated:
-                self.fresh[entry.key] = (entry.hit, min(entry.expires_at, self.epoch.due))
+                fresh = (entry.hit, min(entry.expires_at, self.epoch.due))
+                target = entry.target
+                if target.version is None:
+                    self.fresh[entry.key] = fresh
+                else:
+                    self.fresh_pinned.setdefault(target.prompt_id, {})[target.version] = fresh
+
+    def _unindex(self, key: Hashable, default: None = None) -> Optional[Fresh]:
+        """Takes a key out of the index (also the LRU's "used" mark: what it returns says whether it was in)."""
+        if key.__class__ is tuple and len(key) == 2:  # type: ignore[arg-type]
+            by_version = self.fresh_pinned.get(key[0])  # type: ignore[index]
+            return by_version.pop(key[1], None) if by_version is not None else None  # type: ignore[index]
+        return self.fresh.pop(key, None)
 
     def _removed(self, entry: Entry) -> None:
         with self._lock:
-            self.fresh.pop(entry.key, None)
+            self._unindex(entry.key)
 
     def _invalidate(self, entry: Entry) -> None:
         with self._lock:
             entry.invalidated = True
-            self.fresh.pop(entry.key, None)
+            self._unindex(entry.key)
 
     # -- the slow path -----------------------------------------------------------------------------------------
 

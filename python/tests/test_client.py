@@ -314,3 +314,33 @@ def test_fallback_is_served_only_when_nothing_can_be_read_and_never_for_a_prompt
     with pytest.raises(PromptNotFoundError):
         up.get_prompt("nope", fallback=PromptFallback(text="x"))
     assert up.stats()["fallback_serves"] == 0
+
+
+def test_a_prompt_read_only_by_cached_hits_stays_in_memory_over_one_never_read_again(ddb_local: Any, synced: Any) -> None:
+    # GIVEN two entries: greeting read over and over (its hits no longer touch the entry), summarize loaded once
+    client, counter = new_client(ddb_local, synced[0], max_entries=2)
+    client.preload(["greeting", "summarize"])
+    for _ in range(1000):
+        client.get_prompt("greeting")
+    # WHEN a third prompt needs the room
+    client.get_prompt("translate")
+    counter.reset()
+    # THEN the unused one left, the hot one is still served from memory, and every hit was counted
+    assert client.get_prompt("greeting").id == "greeting"
+    assert counter.keys == []
+    assert client.stats()["evictions"] == 1 and client.stats()["hits"] == 1001
+    client.get_prompt("summarize")
+    assert counter.keys == ["summarize/CURRENT"]
+
+
+def test_a_cached_read_rejects_what_the_slow_read_rejects(ddb_local: Any, synced: Any) -> None:
+    # GIVEN version 1 fresh in memory
+    client, _ = new_client(ddb_local, synced[0])
+    client.get_prompt("greeting", 1)
+    client.get_prompt("greeting", 1)
+    # WHEN versions equal to 1 but not an int ask for it, THEN they are not found, as before it was cached
+    for bad in (True, 1.0):
+        with pytest.raises(PromptNotFoundError, match="a version is an integer"):
+            client.get_prompt("greeting", bad)  # type: ignore[arg-type]
+    with pytest.raises(PromptServingError, match="give `version` or `label`"):
+        client.get_prompt("greeting", 1, label="production")
