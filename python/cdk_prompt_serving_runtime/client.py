@@ -3,6 +3,7 @@ one read path (:mod:`.read_path`), which serves every read target (:mod:`.target
 through memory, the L2 and the table (:mod:`.loader`), with single-flight loads across threads, negative caching, a
 Bloom-filter catalog, stale-while-revalidate and stale-if-error.
 """
+import logging
 import os
 import threading
 import time
@@ -27,6 +28,8 @@ from .stats import Counters, PromptClientStats
 from .store import TableReader
 from .targets import Target, current, labeled
 from .tiers import SharedReader
+
+logger = logging.getLogger(__name__)
 
 
 class PromptClient:

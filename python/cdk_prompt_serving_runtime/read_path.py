@@ -48,6 +48,8 @@ class ReadPath:
         """The index of fresh copies of CURRENT and labels, by key in memory."""
         self.fresh_pinned: Dict[str, Dict[int, Fresh]] = {}
         """The same for versions, by id then version (two lookups of hashed keys cost less than a tuple built)."""
+        self.fresh_labeled: Dict[str, Dict[str, Fresh]] = {}
+        """The same for labels without a rollout, by label then id."""
         self.prompts: Lru[Entry] = Lru(options.max_entries, self._removed, self._unindex)
         self._map = self.prompts.map
         self.not_found: Lru[Slot[float]] = Lru(options.max_entries)
@@ -75,6 +77,7 @@ class ReadPath:
         """``get_prompt`` as a closure (no attribute lookups on its hit path) and a function reading its hit count."""
         fresh_get = self.fresh.get
         pinned_get = self.fresh_pinned.get
+        labeled_get = self.fresh_labeled.get
         clock = self._clock
         read = self.read
         hits = 0
@@ -92,7 +95,8 @@ class ReadPath:
                     by_version = pinned_get(prompt_id)
                     held = by_version.get(version) if by_version is not None and type(version) is int else None
                 else:
-                    held = fresh_get(("label", label, prompt_id)) if stickiness_key is None and version is None else None
+                    by_id = labeled_get(label) if stickiness_key is None and version is None else None
+                    held = by_id.get(prompt_id) if by_id is not None else None
             except TypeError:  # an unhashable id or label: said by the slow path
                 held = None
             if held is not None and held[1] > clock():
@@ -113,17 +117,26 @@ class ReadPath:
             if self._map.get(entry.key) is entry and not entry.invalidated:
                 fresh = (entry.hit, min(entry.expires_at, self.epoch.due))
                 target = entry.target
-                if target.version is None:
-                    self.fresh[entry.key] = fresh
-                else:
+                if target.label is not None:
+                    self.fresh_labeled.setdefault(target.label, {})[target.prompt_id] = fresh
+                elif target.version is not None:
                     self.fresh_pinned.setdefault(target.prompt_id, {})[target.version] = fresh
+                else:
+                    self.fresh[entry.key] = fresh
 
     def _unindex(self, key: Hashable, default: None = None) -> Optional[Fresh]:
         """Takes a key out of the index (also the LRU's "used" mark: what it returns says whether it was in)."""
-        if key.__class__ is tuple and len(key) == 2:  # type: ignore[arg-type]
-            by_version = self.fresh_pinned.get(key[0])  # type: ignore[index]
-            return by_version.pop(key[1], None) if by_version is not None else None  # type: ignore[index]
-        return self.fresh.pop(key, None)
+        if key.__class__ is not tuple:
+            return self.fresh.pop(key, None)
+        outer, outer_key, inner_key = ((self.fresh_pinned, key[0], key[1]) if len(key) == 2  # type: ignore[arg-type, index]
+                                       else (self.fresh_labeled, key[1], key[2]))  # type: ignore[index]
+        inner = outer.get(outer_key)
+        if inner is None:
+            return None
+        taken = inner.pop(inner_key, None)
+        if not inner:  # an empty map left behind per id would grow with every id ever held
+            outer.pop(outer_key, None)
+        return taken
 
     def _removed(self, entry: Entry) -> None:
         with self._lock:
@@ -250,6 +263,8 @@ class ReadPath:
         self._generation += 1
         with self._lock:
             self.fresh.clear()
+            self.fresh_pinned.clear()
+            self.fresh_labeled.clear()
         self.not_found.clear()
         self.catalog.revalidate()
         for key, entry in self.prompts.items():

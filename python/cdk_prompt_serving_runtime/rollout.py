@@ -149,7 +149,8 @@ class RolloutReads:
         rollout: Optional[RolloutState] = entry.rollout
         if rollout is None:
             self._fault(entry, entry.rollout_problem)
-            return entry.hit if mode == SERVE_HIT else entry.prompt if mode == SERVE_LOADED else entry.stale
+            own: Prompt = entry.hit if mode == SERVE_HIT else entry.prompt if mode == SERVE_LOADED else entry.stale
+            return own
         if rollout.arm(entry.prompt.id, stickiness_key) == "A":
             return rollout.arm_a_hit if mode == SERVE_HIT else rollout.served_a(mode)
         if rollout.arm_b_hit is not None:
