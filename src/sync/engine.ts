@@ -14,7 +14,7 @@ import {
   STATUS_DELETED,
   bloomMightContain,
   checksum,
-  contentOf,
+  contentAttributes,
   describePromptId,
   promptIdProblem,
   versionKey,
@@ -440,7 +440,8 @@ export class SyncEngine {
     const at = this.timestamp();
     if (decision.allow) {
       if (!existing) return undefined;
-      const item = pointerItem(id, contentOf(existing), {
+      // The version's content only (names that are not reserved); the pointer's bookkeeping is set here.
+      const item = pointerItem(id, contentAttributes(existing) as PromptContent, {
         versionNumber: toVersion,
         checksum: sum,
         source: this.source.name,
