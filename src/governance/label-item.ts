@@ -15,7 +15,8 @@ import {
   SCHEMA_VERSION,
   SORT_KEY,
   STATUS_ACTIVE,
-  contentOf,
+  contentAttributes,
+  isReservedAttribute,
   labelSortKey,
   parseRollout as parseReaderRollout,
 } from '../schema';
@@ -155,12 +156,25 @@ export function parseRollout(value: unknown): Rollout | string | undefined {
 }
 
 /**
- * A label item serving `version` (an immutable version item, as read): a full copy of its content and identity,
- * plus the label's own attributes. `revision` is the next of the label item it replaces (1 for a new label).
+ * The reserved attributes a label item owns (schema/reserved-attributes.ts): its identity and the provenance it
+ * copies from its version, set by {@link labelItemFromVersion}, and the label's own, set by the release path and the
+ * sync. A label write carries these and the content (every name that is not reserved), nothing else: a `rollout`,
+ * an `expires_at` or a `source_deleted_at` that came with a version's content is never a label's.
+ */
+export const LABEL_ITEM_OWNED_ATTRIBUTES: ReadonlySet<string> = new Set([
+  Attr.promptId, Attr.version, Attr.versionNumber, Attr.checksum, Attr.status, Attr.source, Attr.sourceVersion,
+  Attr.sourceUpdatedAt, Attr.syncedAt, Attr.schemaVersion, Attr.revision,
+  LabelAttr.label, LabelAttr.movedAt, LabelAttr.movedBy, LabelAttr.sourceDeletedAt, LabelAttr.rollout,
+]);
+
+/**
+ * A label item serving `version` (an immutable version item, as read): a copy of its content (the names that are
+ * not reserved) and of the provenance a label owns, plus the label's own attributes. Nothing else of the version
+ * item is copied. `revision` is the next of the label item it replaces (1 for a new label).
  */
 export function labelItemFromVersion(promptId: string, label: string, version: Record<string, unknown>, stamp: MoveStamp, revision: number): Item {
   return toItem({
-    ...contentOf(version),
+    ...contentAttributes(version),
     [Attr.promptId]: promptId,
     [Attr.version]: labelSortKey(label),
     [Attr.versionNumber]: version[Attr.versionNumber],
@@ -178,9 +192,16 @@ export function labelItemFromVersion(promptId: string, label: string, version: R
   });
 }
 
-/** The label item as read, re-stamped, with `rollout` replaced (or removed when `undefined`). Content unchanged. */
+/**
+ * The label item as read, re-stamped, with `rollout` replaced (or removed when `undefined`). Content unchanged; of
+ * the reserved attributes only those a label owns ({@link LABEL_ITEM_OWNED_ATTRIBUTES}) are kept (a label written
+ * before sources refused reserved keys may hold others in its content).
+ */
 export function labelItemWithRollout(item: Item, rollout: Rollout | undefined, stamp: MoveStamp, revision: number): Item {
-  const next: Item = { ...item };
+  const next: Item = {};
+  for (const [name, value] of Object.entries(item)) {
+    if (LABEL_ITEM_OWNED_ATTRIBUTES.has(name) || !isReservedAttribute(name)) next[name] = value;
+  }
   delete next[LabelAttr.rollout];
   if (rollout) next[LabelAttr.rollout] = rolloutMap(rollout);
   next[LabelAttr.movedAt] = { S: stamp.at };

@@ -14,3 +14,4 @@ export * from './metrics';
 export * from './sources';
 export * from './l2';
 export * from './labels';
+export * from './reserved-attributes';

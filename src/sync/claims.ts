@@ -10,8 +10,10 @@
  * - released `done`: the change is synced; this sync reports the prompt `coalesced`;
  * - released `failed` (its Bedrock read was throttled, its write failed…), or lapsed without a release (its
  *   sync crashed or timed out): this sync takes the claim over and syncs the prompt itself;
- * - still held when this sync's wait ends ({@link DEFAULT_COALESCE_WAIT_MS}, or its deadline): a retryable
- *   failure, so the trigger retries the change (a CloudTrail event's invocation fails and Lambda retries it).
+ * - still held when this sync's wait ends: when the claimant has held it for a whole coalescing wait
+ *   ({@link DEFAULT_COALESCE_WAIT_MS}), it is presumed dead and this sync takes the claim over and syncs the prompt
+ *   itself (a dead claimant's change is recovered, not left until its lease lapses); when the wait ended earlier
+ *   (this sync's deadline), a retryable failure, so the trigger retries the change.
  *
  * A claim taken before the change (or lapsed, or failed) is taken over, so no change is ever left to a sync that
  * started too early to see it. Every number on a claim is bounded by the caller's clock: a claim stamped more
@@ -112,6 +114,13 @@ export class SyncClaims {
         continue;
       }
       if (this.now() + pollMs > waitUntil) {
+        // A claimant that has held the claim for a whole coalescing wait is presumed dead (one prompt's sync takes
+        // seconds): its change is recovered here rather than left on the old content until its lease lapses. Two
+        // syncs of one prompt are safe (every write is guarded); only the saving of a source call is lost.
+        if (holder.token !== undefined && this.now() - holder.claimedAtMs >= this.coalesceWaitMs) {
+          const taken = await this.takeOver(id, holder.token);
+          if (taken !== undefined) return { kind: 'claimed', token: taken };
+        }
         return {
           kind: 'unfinished',
           reason: `left to a concurrent sync that claimed it at ${new Date(holder.claimedAtMs).toISOString()}, after the change, `
@@ -185,14 +194,40 @@ export class SyncClaims {
     }
   }
 
+  /** Takes over the claim held under `heldToken` (still held by it, unreleased); the new token, or `undefined`. */
+  private async takeOver(id: string, heldToken: string): Promise<string | undefined> {
+    const now = this.now();
+    const token = randomUUID();
+    try {
+      await this.options.dynamoDBClient.send(new PutItemCommand({
+        TableName: this.options.tableName,
+        Item: {
+          ...claimItemKey(id),
+          [Attr.promptId + '_claimed']: { S: id },
+          [Attr.claimedAt]: { N: String(now) },
+          [Attr.claimExpiresAt]: { N: String(Math.ceil((now + this.options.leaseMs) / 1000)) },
+          [Attr.claimToken]: { S: token },
+        },
+        ConditionExpression: '#token = :held AND attribute_not_exists(#outcome)',
+        ExpressionAttributeNames: { '#token': Attr.claimToken, '#outcome': Attr.claimOutcome },
+        ExpressionAttributeValues: { ':held': { S: heldToken } },
+      }));
+      return token;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
+      throw err;
+    }
+  }
+
   /** The claim as it stands (a strongly consistent read, not a write). */
-  private async read(id: string): Promise<{ claimedAtMs: number; expiresAtMs: number; outcome?: string } | undefined> {
+  private async read(id: string): Promise<{ claimedAtMs: number; expiresAtMs: number; outcome?: string; token?: string } | undefined> {
     const out = await this.options.dynamoDBClient.send(new GetItemCommand({
       TableName: this.options.tableName, Key: claimItemKey(id), ConsistentRead: true,
     }));
     if (!out.Item) return undefined;
     return {
       claimedAtMs: Number(out.Item[Attr.claimedAt]?.N),
+      token: out.Item[Attr.claimToken]?.S,
       expiresAtMs: Number(out.Item[Attr.claimExpiresAt]?.N) * 1000,
       // Any outcome but `done` (a string `failed`, or garbage of any type) is one the claim is taken over from.
       outcome: out.Item[Attr.claimOutcome] === undefined ? undefined : out.Item[Attr.claimOutcome].S ?? 'corrupt',

@@ -11,7 +11,9 @@ import {
   TEMPLATE_CHAT,
   TEMPLATE_TEXT,
   canonicalJson,
-  METADATA_ATTRIBUTES,
+  contentAttributes,
+  reservedAttributeIn,
+  reservedAttributeReason,
   describePromptId,
   promptIdProblem,
   templateVariables,
@@ -25,13 +27,14 @@ export function contentProblem(id: string, content: PromptContent): string | und
   const idProblem = promptIdProblem(id);
   if (idProblem !== undefined) return `invalid prompt id ${describePromptId(id)}: ${idProblem}`;
   if (content === null || typeof content !== 'object' || Array.isArray(content)) return 'content must be an object';
-  // Content keys share the item with the table's own attributes: one named like them would be overwritten
-  // on the pointer and written as is into the immutable version item (a `status: DELETED` version).
-  const reserved = Object.keys(content).find((key) => METADATA_ATTRIBUTES.has(key));
-  if (reserved !== undefined) return `the content key \`${reserved}\` is reserved by the wire contract (the table writes it on every item); rename it`;
   // At any depth: what DynamoDB cannot store, or what would act on the readers' objects instead of being data.
   const stored = storableProblem(content, '', 0);
   if (stored !== undefined) return stored;
+  // Content keys share the item with the table's own attributes: one named like them would act as one (a
+  // `rollout` a label inherits, the TTL attribute, `status: DELETED` on an immutable version). Every source
+  // refuses them first; this is the last line, for every source alike.
+  const reserved = reservedAttributeIn(content);
+  if (reserved !== undefined) return reservedAttributeReason(reserved);
   const type = content.template_type;
   if (type === TEMPLATE_TEXT) {
     if (typeof content.text !== 'string' || content.text.length === 0) return 'a TEXT prompt needs a non-empty `text`';
@@ -143,7 +146,8 @@ export interface PointerMetadata extends VersionMetadata {
 /** The attributes a version item and the pointer that copies it share: the content and its provenance. */
 function versionAttributes(id: string, content: PromptContent, meta: VersionMetadata): Record<string, unknown> {
   return {
-    ...content,
+    // Content only: a reserved name is never copied from it (the sources and `contentProblem` refuse one first).
+    ...contentAttributes(content),
     [Attr.promptId]: id,
     [Attr.versionNumber]: meta.versionNumber,
     [Attr.checksum]: meta.checksum,

@@ -8,13 +8,14 @@ import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb
 import {
   Attr,
   CURRENT,
+  LabelAttr,
   MAX_VERSION_NUMBER,
   PromptContent,
   STATUS_ACTIVE,
   STATUS_DELETED,
   bloomMightContain,
   checksum,
-  contentOf,
+  contentAttributes,
   describePromptId,
   promptIdProblem,
   versionKey,
@@ -209,9 +210,40 @@ export class SyncEngine {
     const catalogUpdated = complete && !catalogTrusted
       ? await this.store.catalog.rebuild(this.timestamp())
       : await this.applyMembership(outcomes);
+    const labelRepairs = this.governance && complete ? await this.reconcileLabelFlags(outcomes) : [];
     return this.report('full', listing.prompts.length, outcomes, catalogUpdated, started, {
-      deferred, listingFailures: listing.failures, repaired: repairsOf([...pointers.values()]),
+      deferred, listingFailures: listing.failures, repaired: [...repairsOf([...pointers.values()]), ...labelRepairs],
     });
+  }
+
+  /**
+   * A governed full sync's last step: every label whose prompt is DELETED but lacks `source_deleted_at` gets it, and
+   * every label of an ACTIVE prompt that still holds it loses it (a sync cut short after the pointer's write, a lost
+   * race with a label move). Prompts this sync already decided are left to that decision. A prompt whose labels
+   * cannot be brought in line fails alone (retryable); the next full sync tries again.
+   */
+  private async reconcileLabelFlags(outcomes: Map<string, Outcome>): Promise<{ id: string; reason: string }[]> {
+    const repaired: { id: string; reason: string }[] = [];
+    let drift: { deleted: string[]; active: string[] };
+    try {
+      drift = await this.store.labelFlagDrift();
+    } catch (err) {
+      // Reads only: the next full sync scans again.
+      console.error(JSON.stringify({ level: 'ERROR', message: 'label flags not reconciled', error: err instanceof Error ? err.message : String(err) }));
+      return repaired;
+    }
+    const at = this.timestamp();
+    const fix = async (id: string, flag: string | undefined, reason: string) => {
+      if (outcomes.has(id) && outcomes.get(id)!.kind !== 'unchanged') return;
+      try {
+        if ((await this.store.markLabelsSourceDeleted(id, flag)) > 0) repaired.push({ id, reason });
+      } catch (err) {
+        outcomes.set(id, failedOutcome(err));
+      }
+    };
+    for (const id of drift.deleted) await fix(id, at, `labels without ${LabelAttr.sourceDeletedAt} for a prompt deleted at the source: flagged`);
+    for (const id of drift.active) await fix(id, undefined, `labels flagged ${LabelAttr.sourceDeletedAt} for a prompt the source holds: cleared`);
+    return repaired;
   }
 
   /**
@@ -440,7 +472,8 @@ export class SyncEngine {
     const at = this.timestamp();
     if (decision.allow) {
       if (!existing) return undefined;
-      const item = pointerItem(id, contentOf(existing), {
+      // The version's content only (names that are not reserved); the pointer's bookkeeping is set here.
+      const item = pointerItem(id, contentAttributes(existing) as PromptContent, {
         versionNumber: toVersion,
         checksum: sum,
         source: this.source.name,

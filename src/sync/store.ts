@@ -48,6 +48,8 @@ const BATCH_GET_MAX_ATTEMPTS = 8;
 const GAP_SEARCH_MAX_PAGES = 10;
 /** Query pages read for one prompt's labels (each page is at most 1 MB of label items, read before projection). */
 const MAX_LABEL_PAGES = 1_000;
+/** Times one label's `source_deleted_at` is re-read and written after losing to a concurrent label write. */
+const MAX_LABEL_FLAG_ATTEMPTS = 5;
 
 /** A version write can also find its version item already there (the pointer's numbers were behind). */
 export type VersionWriteOutcome = WriteOutcome | 'version-exists';
@@ -255,9 +257,10 @@ export class ServingTableStore {
 
   /**
    * Sets (`at`) or removes (`undefined`) `source_deleted_at` on every label item of the prompt, bumping each
-   * label's `revision` so the stream writes it through; each update is guarded on the revision read (a label
-   * moved meanwhile is left to its mover, who copies the flag's state from the version it moves to: none).
-   * Returns how many labels were updated.
+   * label's `revision` so the stream writes it through; each update is guarded on the revision read. A label
+   * written meanwhile (a move, a rollout's step or abort, which copy the flag as they read it) is read again and
+   * brought in line, up to {@link MAX_LABEL_FLAG_ATTEMPTS} times; a label still racing then fails the call (the
+   * next full sync reconciles it: {@link labelFlagDrift}). Returns how many labels were updated.
    */
   async markLabelsSourceDeleted(id: string, at: string | undefined): Promise<number> {
     // Every page: a Query returns at most 1 MB, and a label item may be up to 400 KB (3 labels can fill a page).
@@ -279,9 +282,30 @@ export class ServingTableStore {
     }
     if (startKey) throw new Error(`the labels of prompt '${id}' span more than ${MAX_LABEL_PAGES} Query pages; source_deleted_at was not brought in line on all of them`);
     let updated = 0;
-    for (const label of labels) {
+    for (const listed of labels) {
+      const outcome = await this.flagLabel(listed, at);
+      if (outcome === 'written') updated++;
+    }
+    return updated;
+  }
+
+  /** One label's `source_deleted_at` brought in line with `at`, re-read after each lost race. */
+  private async flagLabel(listed: Item, at: string | undefined): Promise<'written' | 'in-line'> {
+    let label: Item | undefined = listed;
+    for (let attempt = 0; attempt < MAX_LABEL_FLAG_ATTEMPTS; attempt++) {
+      if (attempt > 0) {
+        const read = await this.client.send(new GetItemCommand({
+          TableName: this.tableName,
+          Key: { [PARTITION_KEY]: listed[PARTITION_KEY], [SORT_KEY]: listed[SORT_KEY] },
+          ConsistentRead: true,
+          ProjectionExpression: '#pk, #sk, #rev, #sda',
+          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#rev': Attr.revision, '#sda': LabelAttr.sourceDeletedAt },
+        }));
+        label = read.Item;
+        if (label === undefined) return 'in-line'; // deleted meanwhile
+      }
       const has = label[LabelAttr.sourceDeletedAt] !== undefined;
-      if ((at !== undefined) === has) continue;
+      if ((at !== undefined) === has) return 'in-line';
       const rev = label[Attr.revision];
       const next = { N: String((rev?.N !== undefined && Number.isSafeInteger(Number(rev.N)) ? Number(rev.N) : 0) + 1) };
       const outcome = await sendGuarded(this.client, new UpdateItemCommand({
@@ -292,9 +316,52 @@ export class ServingTableStore {
         ExpressionAttributeNames: { '#sda': LabelAttr.sourceDeletedAt, '#rev': Attr.revision, ...(rev === undefined ? { '#pk': PARTITION_KEY } : {}) },
         ExpressionAttributeValues: { ':next': next, ...(at !== undefined ? { ':at': { S: at } } : {}), ...(rev !== undefined ? { ':rev': rev } : {}) },
       }));
-      if (outcome === 'written') updated++;
+      if (outcome === 'written') return 'written';
     }
-    return updated;
+    throw new Error(`label ${listed[SORT_KEY]?.S} of prompt '${listed[PARTITION_KEY]?.S}' kept changing while source_deleted_at was being brought in line (${MAX_LABEL_FLAG_ATTEMPTS} attempts)`);
+  }
+
+  /**
+   * Prompts whose labels disagree with their pointer about `source_deleted_at`: `deleted` (a DELETED pointer with a
+   * label lacking it) and `active` (an ACTIVE pointer with a label holding it). One paged Scan of the pointer and
+   * label rows (keys, status and the flag only), run by a governed full sync, so a flag left out of line by a
+   * sync cut short or a lost race is brought back by the next full sync.
+   */
+  async labelFlagDrift(): Promise<{ deleted: string[]; active: string[] }> {
+    const status = new Map<string, unknown>();
+    const flags = new Map<string, { with: boolean; without: boolean }>();
+    let startKey: Item | undefined;
+    do {
+      const out = await this.client.send(new ScanCommand({
+        TableName: this.tableName,
+        ConsistentRead: true,
+        ProjectionExpression: '#pk, #sk, #status, #sda',
+        FilterExpression: '#sk = :current OR begins_with(#sk, :label)',
+        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#status': Attr.status, '#sda': LabelAttr.sourceDeletedAt },
+        ExpressionAttributeValues: { ':current': { S: CURRENT }, ':label': { S: LABEL_SORT_KEY_PREFIX } },
+        ExclusiveStartKey: startKey,
+      }));
+      for (const item of out.Items ?? []) {
+        const id = item[PARTITION_KEY]?.S;
+        if (id === undefined || id.startsWith('#')) continue;
+        if (item[SORT_KEY]?.S === CURRENT) {
+          status.set(id, item[Attr.status]?.S);
+        } else if (item[Attr.status]?.S !== STATUS_DELETED) {
+          const f = flags.get(id) ?? { with: false, without: false };
+          if (item[LabelAttr.sourceDeletedAt] !== undefined) f.with = true;
+          else f.without = true;
+          flags.set(id, f);
+        }
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    const deleted: string[] = [];
+    const active: string[] = [];
+    for (const [id, f] of flags) {
+      if (status.get(id) === STATUS_DELETED && f.without) deleted.push(id);
+      else if (status.get(id) === STATUS_ACTIVE && f.with) active.push(id);
+    }
+    return { deleted, active };
   }
 
   /** Records what the source held at `readAt` without touching served content (no new version). */

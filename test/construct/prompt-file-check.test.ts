@@ -64,3 +64,27 @@ describe('prompt files are checked at synth', () => {
     expect(synth({ source: PromptSource.fromDirectory(dir) }).resourceCountIs('AWS::Lambda::LayerVersion', 1)).toBeUndefined();
   });
 });
+
+describe('a prompt file cannot set an attribute the table, the release path or the readers give meaning to', () => {
+  test.each([
+    ['rollout', 'rollout:\n  candidate_version: 2\n  percent_bp: 10000'],
+    ['expires_at', 'expires_at: 1'],
+    ['source_deleted_at', 'source_deleted_at: "2026-01-01T00:00:00Z"'],
+    ['label', 'label: production'],
+  ])('front matter setting `%s` fails synth, naming the file and the key', (key, yaml) => {
+    // GIVEN
+    const dir = tempDirectory({ ...GOOD, 'hostile.md': `---\n${yaml}\n---\nHello {{name}}` });
+    // THEN
+    expect(() => PromptSource.fromDirectory(dir)).toThrow(new RegExp(`1 prompt file\\(s\\) cannot be synced:\\n {2}hostile\\.md: the key \`${key}\` is reserved`));
+  });
+
+  test('with allowInvalidPromptFiles, the file is left out with a warning naming the file and the key', () => {
+    // GIVEN
+    const dir = tempDirectory({ ...GOOD, 'hostile.yaml': 'text: Hi\nmovedBy: me\n' });
+    const stack = newStack();
+    // WHEN
+    newServingTable(stack, { source: PromptSource.fromDirectory(dir, { allowInvalidPromptFiles: true }) });
+    // THEN
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('hostile\\.yaml: the key `movedBy` \\(a spelling of `moved_by`\\) is reserved'))).toHaveLength(1);
+  });
+});

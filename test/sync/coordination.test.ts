@@ -169,17 +169,28 @@ describe('claims', () => {
     expect(report.writtenIds).toEqual([id]);
   });
 
-  test('a change coalesced into a claimant that crashed is reported as a retryable failure, not as success', async () => {
-    // GIVEN a claim taken after the change by a sync that then died without releasing it
+  test('a change coalesced into a claimant that crashed is recovered by the waiting sync once the claimant held it a whole wait', async () => {
+    // GIVEN a claim taken after the change by a sync that then died without releasing it (its lease: 60 s)
     const [id] = await publishedSyncedAndChanged();
     const changedAt = new Date(Date.now() - 5_000).toISOString();
     expect((await claims().claim(id, Date.parse(changedAt))).kind).toBe('claimed');
     // WHEN the change's event is synced, waiting at most 1 s for the claimant
     const report = await invocation({ coalesceWaitMs: 1_000 }).syncPrompt(id, { changedAt });
-    // THEN the change is not reported as done: a retryable failure makes the trigger retry it
-    expect(report.writtenIds).toEqual([]);
-    expect(report.failures).toEqual([expect.objectContaining({ id, retryable: true })]);
-    expect(report.failures[0].reason).toMatch(/did not finish/);
+    // THEN the claimant is presumed dead: the waiting sync takes the claim over and syncs the change itself, long
+    // before the dead claimant's lease would lapse
+    expect(report.failures).toEqual([]);
+    expect(report.writtenIds).toEqual([id]);
+  });
+
+  test('a wait cut short by the sync\'s own deadline, before the claimant held it a whole wait, is a retryable failure', async () => {
+    // GIVEN a claim held by a sync that has not finished
+    const [id] = await publishedSyncedAndChanged();
+    const changedAt = Date.now() - 5_000;
+    expect((await claims().claim(id, changedAt)).kind).toBe('claimed');
+    // WHEN another sync may wait 10 s but its deadline is 300 ms away
+    const result = await claims(10_000).claim(id, changedAt, Date.now() + 300);
+    // THEN the change is not reported as done and the claim is left to its holder
+    expect(result).toEqual({ kind: 'unfinished', reason: expect.stringMatching(/did not finish/) });
   });
 
   test('a change coalesced into a claimant whose Bedrock read was throttled is synced by the coalescing sync', async () => {

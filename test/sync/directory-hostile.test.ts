@@ -52,7 +52,7 @@ test.each(['status', 'source', 'version', 'checksum', 'version_number', 'synced_
     file('good.md', 'Fine');
     const report = await sync();
     expect(report.writtenIds).toEqual(['good']);
-    expect(report.failures).toEqual([{ id: 'bad', reason: expect.stringContaining(`\`${key}\` is an attribute the table itself writes`), retryable: false }]);
+    expect(report.failures).toEqual([{ id: 'bad', reason: expect.stringContaining(`the key \`${key}\` is reserved: an attribute the table`), retryable: false }]);
     expect(await items('bad')).toEqual([]);
   });
 

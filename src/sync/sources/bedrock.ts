@@ -17,7 +17,7 @@ import {
   PromptVariant,
 } from '@aws-sdk/client-bedrock-agent';
 import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
-import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../../schema';
+import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT, reservedAttributeIn, reservedAttributeReason } from '../../schema';
 import { isThrottling, isTransient } from '../../schema/retryable';
 import { PROTOTYPE_KEY } from '../content';
 import { SourceReadError } from '../errors';
@@ -326,6 +326,10 @@ function toSourcePrompt(id: string, version: string, prompt: GetPromptCommandOut
     ...variantContent(id, served),
     other_variants: others.length > 0 ? others.map((v) => toJson(v)!) : undefined,
   });
+  // A field Bedrock (or a newer SDK) adds lands at the top of the item under its snake_case name: one that names an
+  // attribute the table gives meaning to (`expiresAt` → `expires_at`, the TTL) refuses the prompt, never acts.
+  const reserved = reservedAttributeIn(content);
+  if (reserved !== undefined) throw new SourceReadError(id, `Bedrock prompt ${id} (version ${prompt.version ?? version}): ${reservedAttributeReason(reserved)}`);
   return { id, content, sourceVersion: prompt.version ?? version, updatedAt: prompt.updatedAt?.toISOString() };
 }
 

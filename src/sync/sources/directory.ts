@@ -17,10 +17,11 @@ import * as fsSync from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import {
-  Attr, JsonValue, METADATA_ATTRIBUTES, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT, describePromptId, isPromptFile, isSkippedEntry, promptIdProblem,
+  Attr, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT, describePromptId, isPromptFile, isSkippedEntry, isReservedAttribute, promptIdProblem,
+  reservedAttributeReason,
 } from '../../schema';
 import { variableDisagreement } from '../../schema/template';
-import { variablesUsed } from '../content';
+import { PROTOTYPE_KEY, variablesUsed } from '../content';
 import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceStats } from '../source';
 
 /** Content field of the variables that take JSON values (the runtime's `render.ts`). */
@@ -207,9 +208,8 @@ export function parsePromptFile(rel: string, fallbackId: string, bytes: Buffer):
   const spelledAs = new Map<string, string>(); // contract key → the key the file used for it
   for (const [k, v] of Object.entries(doc)) {
     const key = KEY_ALIASES.get(k) ?? k;
-    if (METADATA_ATTRIBUTES.has(key) && key !== Attr.promptId) {
-      throw new Error(`\`${key}\` is an attribute the table itself writes on every item (wire contract); rename this key`);
-    }
+    // The id (`id`, `prompt_id`) is the file's to give; every other reserved name is the table's (schema/reserved-attributes.ts).
+    if (key !== Attr.promptId && key !== PROTOTYPE_KEY && isReservedAttribute(key)) throw new Error(reservedAttributeReason(k));
     const earlier = spelledAs.get(key);
     if (earlier !== undefined) throw new Error(`\`${earlier}\` and \`${k}\` both give \`${key}\`: keep one of them`);
     spelledAs.set(key, k);
