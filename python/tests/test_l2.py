@@ -349,6 +349,29 @@ def test_a_copy_the_epoch_marked_is_not_served_as_fresh(ddb_local: Any, ddb: Any
     assert (prompt.version, prompt.stale) == (2, False)
 
 
+def test_an_epoch_deleted_and_re_created_never_repeats_a_value_the_reader_saw(ddb_local: Any, ddb: Any, shared_table: str,
+                                                                            redis_secure: RedisServer) -> None:
+    # GIVEN an epoch created from nothing by the invalidation function (Node, as deployed), and a reader that read a
+    # prompt and the epoch
+    key = l2_epoch_key(shared_table)
+    redis_secure.admin().delete(key)
+    writer(redis_secure, [{"op": "bumpEpoch", "key": key, "inc": INC}])
+    client, _ = client_for(ddb_local, shared_table, reader_l2(redis_secure), max_age_seconds=60)
+    assert client.get_prompt("shared").version == 1
+    client._epoch.poll()
+    seen = redis_secure.admin().get(key)
+    # WHEN the epoch is lost (eviction, a failover) and the next batch, a change of the prompt, re-creates it
+    redis_secure.admin().delete(key)
+    put_items(ddb, shared_table, [dict(POINTER, version_number={"N": "2"}, text={"S": "v2"})])
+    redis_secure.admin().delete(l2_fill_key(shared_table, "shared", "CURRENT"))
+    writer(redis_secure, [{"op": "bumpEpoch", "key": key, "inc": INC}])
+    # THEN the re-created epoch is a value the reader never saw, so its next poll re-validates and the change is served
+    # within the push bound (one poll), not after max_age_seconds
+    assert redis_secure.admin().get(key) != seen
+    assert client._epoch.poll() is True
+    assert client.get_prompt("shared").version == 2
+
+
 class _BlackholeProxy:
     """A loopback TCP proxy whose open connections can be black-holed (they stop forwarding, the sockets stay open);
     new connections are forwarded again."""
