@@ -22,7 +22,8 @@
  *   caller's deadline ({@link L2_DEADLINE_MISSED}), calls fail at once, with no wait, while one background probe per
  *   process (every 0.2–0.6 s) finds the cache again: a `PING` within `probeTimeoutMs` on the open connection, and
  *   when that goes unanswered (a connection the network black-holed) the connection is destroyed and a new one
- *   opened and pinged at once. Calls resume when a probe is answered.
+ *   opened and pinged at once. Calls resume when a probe is answered. A refused login (an ACL user deleted) is
+ *   probed on the reconnection backoff instead.
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -269,9 +270,9 @@ export class ValkeyL2 {
     this.scheduleProbe();
   }
 
-  private scheduleProbe(): void {
+  private scheduleProbe(delayMs = PROBE_INTERVAL_MS * (0.5 + Math.random())): void {
     clearTimeout(this.probeTimer);
-    this.probeTimer = setTimeout(() => void this.probe(), PROBE_INTERVAL_MS * (0.5 + Math.random()));
+    this.probeTimer = setTimeout(() => void this.probe(), delayMs);
     this.probeTimer.unref();
   }
 
@@ -284,8 +285,9 @@ export class ValkeyL2 {
     if (this.closed || !this.tripped) return;
     this.probes++;
     const timeoutMs = Math.min(this.config.probeTimeoutMs ?? 250, this.config.connectTimeoutMs ?? 1000);
+    let conn = this.conn;
+    let opened = false;
     try {
-      let conn = this.conn;
       if (conn !== undefined) {
         try {
           await this.ping(conn, timeoutMs);
@@ -295,10 +297,20 @@ export class ValkeyL2 {
           conn = undefined;
         }
       }
-      if (conn === undefined) await this.ping(await this.open(), timeoutMs);
+      if (conn === undefined) {
+        conn = await this.open();
+        opened = true;
+        await this.ping(conn, timeoutMs);
+      }
       this.tripped = false;
-    } catch {
-      if (!this.closed) this.scheduleProbe();
+    } catch (err) {
+      // Only a cache that cannot be reached (no answer in time, a refused or reset socket) is probed every half
+      // second. One that takes the connection and then refuses it (a login refused: an ACL user deleted, a bad
+      // token; node-redis reports a closed client) is not coming back in a second: probed on the reconnection backoff.
+      const unreachable = err instanceof L2UnavailableError || typeof (err as { code?: unknown })?.code === 'string';
+      const refused = opened || !unreachable;
+      if (refused && conn !== undefined) this.drop(conn, err);
+      if (!this.closed) this.scheduleProbe(refused ? this.backoffMs() : undefined);
     }
   }
 

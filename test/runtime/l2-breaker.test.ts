@@ -4,6 +4,7 @@
  * by that probe. Real redis-server behind a loopback proxy; every call made as the client makes it (`withTimeout`
  * with the client's L2 timeout).
  */
+import { createClient } from 'redis';
 import { BlackholeProxy, startBlackholeProxy } from './blackhole-proxy';
 import { withTimeout } from '../../src/runtime/l2';
 import { createValkeyL2, ValkeyL2 } from '../../src/runtime/valkey';
@@ -106,4 +107,27 @@ test('four readers whose connections the network black-holes are all back on the
     expect(c.slice(-10).every((x) => x.ok)).toBe(true);
   }
   expect(p.accepted).toBe(8);
+});
+
+test('a reader whose ACL user was deleted is probed on the reconnection backoff: at most one connection attempt a second', async () => {
+  // GIVEN a reader connected as a user of its own
+  const admin = createClient({ url: server.url, socket: { reconnectStrategy: false } });
+  await admin.connect();
+  closers.push(() => admin.close());
+  await admin.sendCommand(['ACL', 'SETUSER', 'doomed', 'on', '>pw', '~*', '+@all']);
+  const l2 = createValkeyL2({
+    host: '127.0.0.1', port: server.port, tls: false, cluster: false, connectTimeoutMs: 1000, username: 'doomed', password: 'pw',
+  }, 't');
+  closers.push(() => l2.close());
+  await l2.ready();
+  await expect(l2.get('k')).resolves.toBeNull();
+  // WHEN the user is deleted (the server closes its connections) and reads go on for 4 s
+  await admin.sendCommand(['ACL', 'DELUSER', 'doomed']);
+  const before = l2.connections;
+  const calls = await readFor(l2, 4000);
+  // THEN every read failed at once, and the probe opened at most one connection a second (1 s, 2 s, … apart)
+  expect(calls.filter((c) => c.ok)).toEqual([]);
+  expect(calls.filter((c) => c.waited)).toEqual([]);
+  expect(l2.connections - before).toBeGreaterThanOrEqual(1);
+  expect(l2.connections - before).toBeLessThanOrEqual(4);
 });
