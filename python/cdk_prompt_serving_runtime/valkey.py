@@ -12,10 +12,14 @@ slot; no ``CLUSTER``/``COMMAND`` calls are needed, so the narrow ACL of the cons
 
 Connections cannot hang: every call has a socket timeout (``timeout_ms``), so a black-holed connection fails its
 call within that time and is closed (redis-py drops a connection whose call timed out); an idle pooled connection
-is health-checked (``PING``) before use once ``health_check_interval`` has passed, and TCP keep-alive is on. After a
-failure the adapter stays away from the cache for a growing, jittered pause (1 s doubling to 10 s, times 1 to 1.25)
-so a cache that is down (or an ACL user that was deleted) costs the reader nothing but a counter and at most one
-connection attempt per second; the next call after the pause tries again.
+is health-checked (``PING``) before use once ``health_check_interval`` has passed, and TCP keep-alive is on.
+
+A breaker: after a call fails to reach the cache (refused, closed, timed out), every call fails at once (no socket
+timeout waited) while one background probe per adapter (a daemon thread) looks for the cache every 0.2 to 0.6 s: a
+``PING`` within ``timeout_ms`` on a fresh connection (the failed one was closed). Calls resume as soon as a probe is
+answered, so a cache that comes back serves again within about half a second, and a cache that is down costs a
+reader one timeout, then nothing but a counter. A refused login (an ACL user deleted, a bad token) is probed on a
+growing, jittered pause instead (1 s doubling to 10 s, times 1 to 1.25): at most one connection attempt per second.
 
 Thread safety: safe to share between threads (redis-py connection pools are thread-safe; the slot map and the
 pause are guarded by a lock).
@@ -35,11 +39,13 @@ logger = logging.getLogger(__name__)
 MAX_CONNECTION_AGE_SECONDS = 11 * 3600
 PAUSE_MIN_SECONDS = 1.0
 PAUSE_MAX_SECONDS = 10.0
+PROBE_INTERVAL_SECONDS = 0.4
+"""The breaker's probe runs this long after the previous one, times a jitter of 0.5 to 1.5."""
 HEALTH_CHECK_INTERVAL_SECONDS = 5
 
 
 class L2UnavailableError(Exception):
-    """The adapter is pausing after a failure; the read goes to the table."""
+    """The adapter's breaker is open after a failure (a probe is looking for the cache); the read goes to the table."""
 
 
 def _crc16(data: bytes) -> int:
@@ -158,7 +164,11 @@ class ValkeyL2:
         self._clients: Dict[Tuple[str, int], Any] = {}
         self._endpoint = (host, port)
         self._pause = 0.0
-        self._down_until = 0.0
+        self._tripped = False
+        self._probing = False
+        self._closed = False
+        self.probes = 0
+        """Breaker probes run so far (tests, diagnostics)."""
         self._monotonic = monotonic
         base = redis.connection.SSLConnection if tls else redis.connection.Connection
         self._pool_kwargs: Dict[str, Any] = {
@@ -215,8 +225,14 @@ class ValkeyL2:
         """Stores a fill for ``ttl_seconds`` (the reader's ACL allows writes to its fill keys only)."""
         self._call(key, lambda r: r.set(key, value, ex=ttl_seconds))
 
+    @property
+    def tripped(self) -> bool:
+        """Whether the breaker is open: calls fail at once while a background probe looks for the cache."""
+        return self._tripped
+
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             clients, self._clients = list(self._clients.values()), {}
         for c in clients:
             try:
@@ -235,34 +251,76 @@ class ValkeyL2:
             return c
 
     def _call(self, key: str, run: Callable[[Any], Any]) -> Any:
-        now = self._monotonic()
-        if now < self._down_until:
-            raise L2UnavailableError("L2 cache paused after a failure")
+        if self._tripped:
+            raise L2UnavailableError("L2 skipped after a failure (a background probe is looking for it)")
+        try:
+            return self._route(key, run)
+        except (_AuthRefused, self._redis.exceptions.ConnectionError, self._redis.exceptions.TimeoutError, OSError) as err:
+            self._trip(err)
+            raise
+
+    def _refused(self, err: BaseException) -> bool:
+        """Whether ``err`` is a refused login (probed on the growing pause, not every half second)."""
+        return isinstance(err, (_AuthRefused, self._redis.exceptions.AuthenticationError)) or _is_auth_failure(err)
+
+    def _route(self, key: str, run: Callable[[Any], Any]) -> Any:
         slot = key_slot(key) if self._cluster else -1
         addr = self._slots.get(slot, self._endpoint)
+        for _ in range(3):
+            try:
+                return run(self._client(addr))
+            except self._redis.exceptions.ResponseError as err:
+                moved = str(err).split()
+                if _is_auth_failure(err):  # the connection was refused (a deleted user, a bad token): back off
+                    raise _AuthRefused(str(err)) from err
+                if not self._cluster or len(moved) != 3 or moved[0] != "MOVED":
+                    raise
+                host, _, port = moved[2].rpartition(":")
+                addr = (host or self._endpoint[0], int(port))
+                with self._lock:
+                    self._slots[int(moved[1])] = addr
+        raise L2UnavailableError("too many MOVED redirects")
+
+    # -- the breaker -----------------------------------------------------------------------------------
+
+    def _trip(self, err: BaseException) -> None:
+        """Opens the breaker and starts its probe (one per adapter)."""
+        with self._lock:
+            self._tripped = True
+            if self._probing or self._closed:
+                return
+            self._probing = True
+        logger.debug("L2 cache unreachable, skipped until a probe answers: %s", err)
+        threading.Thread(target=self._probe, args=(self._refused(err),), name="prompt-l2-probe",
+                         daemon=True).start()
+
+    def _probe(self, refused: bool) -> None:
+        """Until a ``PING`` is answered: waits (0.2–0.6 s; after a refused login the growing pause), then pings."""
         try:
-            for _ in range(3):
+            while not self._closed:
+                if refused:
+                    self._pause = min(PAUSE_MAX_SECONDS, max(PAUSE_MIN_SECONDS, self._pause * 2))
+                    time.sleep(self._pause * (1 + random.random() / 4))
+                else:
+                    time.sleep(PROBE_INTERVAL_SECONDS * (0.5 + random.random()))
+                self.probes += 1
                 try:
-                    result = run(self._client(addr))
+                    self._route("", lambda r: r.ping())
+                except Exception as err:  # noqa: BLE001 - any failure: probe again
+                    logger.debug("L2 probe failed: %s", err)
+                    refused = self._refused(err)
+                    continue
+                with self._lock:
                     self._pause = 0.0
-                    return result
-                except self._redis.exceptions.ResponseError as err:
-                    moved = str(err).split()
-                    if _is_auth_failure(err):  # the connection was refused (a deleted user, a bad token): back off
-                        raise self._redis.exceptions.ConnectionError(str(err)) from err
-                    if not self._cluster or len(moved) != 3 or moved[0] != "MOVED":
-                        raise
-                    host, _, port = moved[2].rpartition(":")
-                    addr = (host or self._endpoint[0], int(port))
-                    with self._lock:
-                        self._slots[int(moved[1])] = addr
-            raise L2UnavailableError("too many MOVED redirects")
-        except (self._redis.exceptions.ConnectionError, self._redis.exceptions.TimeoutError, OSError) as err:
+                    self._tripped = False
+                return
+        finally:
             with self._lock:
-                self._pause = min(PAUSE_MAX_SECONDS, max(PAUSE_MIN_SECONDS, self._pause * 2))
-                self._down_until = self._monotonic() + self._pause * (1 + random.random() / 4)
-            logger.debug("L2 cache unreachable (pausing %.1f s): %s", self._pause, err)
-            raise
+                self._probing = False
+
+
+class _AuthRefused(Exception):
+    """The server refused the login (a deleted ACL user, a bad token): reachable, but of no use until it accepts."""
 
 
 def _is_auth_failure(err: BaseException) -> bool:

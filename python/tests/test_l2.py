@@ -349,6 +349,29 @@ def test_a_copy_the_epoch_marked_is_not_served_as_fresh(ddb_local: Any, ddb: Any
     assert (prompt.version, prompt.stale) == (2, False)
 
 
+def test_an_epoch_deleted_and_re_created_never_repeats_a_value_the_reader_saw(ddb_local: Any, ddb: Any, shared_table: str,
+                                                                            redis_secure: RedisServer) -> None:
+    # GIVEN an epoch created from nothing by the invalidation function (Node, as deployed), and a reader that read a
+    # prompt and the epoch
+    key = l2_epoch_key(shared_table)
+    redis_secure.admin().delete(key)
+    writer(redis_secure, [{"op": "bumpEpoch", "key": key, "inc": INC}])
+    client, _ = client_for(ddb_local, shared_table, reader_l2(redis_secure), max_age_seconds=60)
+    assert client.get_prompt("shared").version == 1
+    client._epoch.poll()
+    seen = redis_secure.admin().get(key)
+    # WHEN the epoch is lost (eviction, a failover) and the next batch, a change of the prompt, re-creates it
+    redis_secure.admin().delete(key)
+    put_items(ddb, shared_table, [dict(POINTER, version_number={"N": "2"}, text={"S": "v2"})])
+    redis_secure.admin().delete(l2_fill_key(shared_table, "shared", "CURRENT"))
+    writer(redis_secure, [{"op": "bumpEpoch", "key": key, "inc": INC}])
+    # THEN the re-created epoch is a value the reader never saw, so its next poll re-validates and the change is served
+    # within the push bound (one poll), not after max_age_seconds
+    assert redis_secure.admin().get(key) != seen
+    assert client._epoch.poll() is True
+    assert client.get_prompt("shared").version == 2
+
+
 class _BlackholeProxy:
     """A loopback TCP proxy whose open connections can be black-holed (they stop forwarding, the sockets stay open);
     new connections are forwarded again."""
@@ -366,6 +389,8 @@ class _BlackholeProxy:
         self._dead: List[Any] = []
         self._live: List[Any] = []
         self._closed = False
+        self.silent = False
+        """New connections are accepted and never answered (the cache's host silent)."""
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -379,7 +404,7 @@ class _BlackholeProxy:
                 return
             self.accepted += 1
             upstream = socket.create_connection(("127.0.0.1", self._target))
-            pair = {"dead": False, "socks": (client, upstream)}
+            pair = {"dead": self.silent, "socks": (client, upstream)}
             self._live.append(pair)
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b, pair), daemon=True).start()
@@ -435,6 +460,48 @@ def test_a_black_holed_connection_fails_its_call_in_time_and_is_replaced(redis_s
                 assert time.monotonic() < deadline, "not replaced within 5 s"
                 time.sleep(0.05)
         assert proxy.accepted == 2
+    finally:
+        proxy.close()
+
+
+def _read_for(l2: ValkeyL2, seconds: float) -> List[Tuple[float, bool, bool]]:
+    """``get`` every 20 ms for ``seconds``: (when, answered, waited for the socket timeout) of each call."""
+    calls: List[Tuple[float, bool, bool]] = []
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        at = time.monotonic()
+        try:
+            l2.get(l2_item_key("t", "x", "CURRENT"))
+            ok = True
+        except Exception:  # noqa: BLE001 - the cache is away
+            ok = False
+        calls.append((at - start, ok, time.monotonic() - at >= 0.09))
+        time.sleep(0.02)
+    return calls
+
+
+def test_the_cache_gone_costs_one_timeout_then_nothing_and_serves_again_within_a_second(redis_secure: RedisServer) -> None:
+    proxy = _BlackholeProxy(redis_secure.port)
+    try:
+        # GIVEN a reader connected through the proxy, its L2 timeout 100 ms
+        l2 = reader_l2(redis_secure, timeout_ms=100, cluster=False)
+        l2._endpoint = ("127.0.0.1", proxy.port)
+        assert l2.get(l2_item_key("t", "x", "CURRENT")) is None
+        # WHEN the cache's host goes silent (the open connection and every new one get no answer) for 3 s
+        proxy.silent = True
+        proxy.blackhole()
+        outage = _read_for(l2, 3.0)
+        # THEN nothing was answered, one call waited for the timeout, every other failed at once
+        assert [c for c in outage if c[1]] == []
+        assert len([c for c in outage if c[2]]) == 1
+        assert l2.tripped
+        # WHEN the cache answers again
+        proxy.silent = False
+        after = _read_for(l2, 2.0)
+        # THEN calls are answered again within about a second (the probe), none waiting meanwhile
+        answered = [c for c in after if c[1]]
+        assert answered and answered[0][0] < 1.2, answered[:1]
+        assert [c for c in after if c[2]] == []
     finally:
         proxy.close()
 

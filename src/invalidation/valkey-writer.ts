@@ -4,7 +4,7 @@
  */
 import type { L2Writer } from './write-through';
 import { ValkeyL2 } from '../runtime/valkey';
-import { L2_EPOCH_BUMP_SCRIPT, L2_WRITE_THROUGH_SCRIPT } from '../schema/l2';
+import { epochStart, L2_EPOCH_BUMP_SCRIPT, L2_WRITE_THROUGH_SCRIPT } from '../schema/l2';
 
 export class ValkeyWriter extends ValkeyL2 implements L2Writer {
   /** The ordered write-through script: 1 written, 0 kept (the stored token is equal or newer). */
@@ -12,8 +12,11 @@ export class ValkeyWriter extends ValkeyL2 implements L2Writer {
     return this.script(L2_WRITE_THROUGH_SCRIPT, [key], [inc, seq, value, String(ttlSeconds)]);
   }
 
-  /** Moves the epoch (healing any garbage) to `<counter + 1> <incarnation>`; returns the counter. */
+  /**
+   * Moves the epoch (healing any garbage) to `<counter + 1> <incarnation>`; returns the counter. An absent or garbage
+   * epoch starts again at a random counter, so a re-created epoch never repeats a value a reader has seen.
+   */
   bumpEpoch(key: string, inc: string, latestInc: string): Promise<number> {
-    return this.script(L2_EPOCH_BUMP_SCRIPT, [key], [inc, latestInc]);
+    return this.script(L2_EPOCH_BUMP_SCRIPT, [key], [inc, latestInc, epochStart()]);
   }
 }

@@ -51,18 +51,27 @@ export function l2Key(tableName: string, promptId: string, sortKey: string): str
 /**
  * Runs an L2 call with a deadline; synchronous throws become rejections. A deadline that fires rejects only after the
  * event loop's next I/O phase ({@link lateDeadline}): an answer that arrived while the process was not running wins.
+ * When it fires, the adapter is told, if its promise has a function under the registered symbol
+ * `cdk-prompt-serving.l2-deadline-missed` (the built-in adapter's breaker opens then).
  */
 export async function withTimeout<T>(call: () => Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let pending: Promise<T> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = lateDeadline(() => reject(new Error(`L2 did not answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = lateDeadline(() => {
+      (pending as unknown as Record<symbol, (() => void) | undefined> | undefined)?.[DEADLINE_MISSED]?.();
+      reject(new Error(`L2 did not answer within ${timeoutMs} ms`));
+    }, timeoutMs);
   });
   try {
-    return await Promise.race([Promise.resolve().then(call), timeout]);
+    return await Promise.race([Promise.resolve().then(() => (pending = call())), timeout]);
   } finally {
     clearTimeout(timer);
   }
 }
+
+/** The adapter's `L2_DEADLINE_MISSED` (src/runtime/valkey.ts): not imported, so a reader bundle never carries the adapter. */
+const DEADLINE_MISSED = Symbol.for('cdk-prompt-serving.l2-deadline-missed');
 
 /**
  * `setTimeout` for a deadline on I/O: when it fires, `expire` runs in the same loop iteration's check phase

@@ -17,7 +17,13 @@
  *   1 to 1.25): at most one connection attempt per second, whatever fails (a refused port, a deleted ACL user);
  *   calls meanwhile fail at once (the reader goes to the table), and the L2 resumes by itself;
  * - a fresh connection (fresh token) replaces the open one every `refreshAfterMs`, before ElastiCache drops
- *   IAM-authenticated connections at 12 hours.
+ *   IAM-authenticated connections at 12 hours;
+ * - a reader's adapter (`breaker`, set by {@link createValkeyL2}) has a breaker: once a call fails or misses its
+ *   caller's deadline ({@link L2_DEADLINE_MISSED}), calls fail at once, with no wait, while one background probe per
+ *   process (every 0.2–0.6 s) finds the cache again: a `PING` within `probeTimeoutMs` on the open connection, and
+ *   when that goes unanswered (a connection the network black-holed) the connection is destroyed and a new one
+ *   opened and pinged at once. Calls resume when a probe is answered. A refused login (an ACL user deleted) is
+ *   probed on the reconnection backoff instead.
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -30,6 +36,14 @@ import { Env } from '../schema/env';
 export const CONNECTION_REFRESH_MS = 11 * 60 * 60 * 1000;
 /** First reconnection delay; each failure doubles it up to `maxBackoffMs`. */
 export const RECONNECT_BASE_MS = 1000;
+/** The breaker's probe runs this long after the previous one, times a jitter of 0.5 to 1.5. */
+export const PROBE_INTERVAL_MS = 400;
+/**
+ * Set by the client's `withTimeout` (src/runtime/l2.ts) on a call's promise when the caller stops waiting for it: the
+ * adapter's breaker opens then, not only when its own (longer) `commandTimeoutMs` passes. A registered symbol, so a
+ * client bundle and the adapter from the reader layer agree on it without importing each other.
+ */
+export const L2_DEADLINE_MISSED: unique symbol = Symbol.for('cdk-prompt-serving.l2-deadline-missed') as never;
 
 export interface ValkeyConfig {
   readonly host: string;
@@ -73,6 +87,14 @@ export interface ValkeyConfig {
   readonly pingIntervalMs?: number;
   /** @default CONNECTION_REFRESH_MS */
   readonly refreshAfterMs?: number;
+  /**
+   * A breaker on `get`/`set`: after a failure, or a call its caller stopped waiting for, calls fail at once until a
+   * background probe is answered (see the module's doc). {@link createValkeyL2} (readers) turns it on.
+   * @default false
+   */
+  readonly breaker?: boolean;
+  /** Deadline of a probe's `PING` (and of the connection it opens, at least `connectTimeoutMs`). @default 250 (a connection slower than that is of no use to a reader), at most `connectTimeoutMs` */
+  readonly probeTimeoutMs?: number;
   /** Connection errors (counted, never thrown). */
   readonly onError?: (err: unknown) => void;
 }
@@ -152,6 +174,11 @@ interface Conn {
   on(event: 'error', listener: (err: unknown) => void): unknown;
 }
 
+/** Whether `err` is the server's answer (an error reply: the cache is there), not a failure to reach it. */
+function isReply(err: unknown): boolean {
+  return loadedRedis !== undefined && err instanceof loadedRedis.ErrorReply;
+}
+
 /** Thrown by calls while there is no usable connection (the reader goes on to the table). */
 export class L2UnavailableError extends Error {
   constructor(message: string) {
@@ -178,6 +205,11 @@ export class ValkeyL2 {
   connections = 0;
   /** Connections dropped because a command or a ping missed its deadline. */
   timeouts = 0;
+  /** Breaker probes run so far. */
+  probes = 0;
+  /** The breaker is open: `get`/`set` fail at once until a probe is answered. */
+  private tripped = false;
+  private probeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly config: ValkeyConfig) {
     this.firstConnection = this.open().then(() => undefined, () => undefined);
@@ -201,12 +233,101 @@ export class ValkeyL2 {
     return this.conn !== undefined;
   }
 
+  /** Whether the breaker is open (calls fail at once while a background probe looks for the cache). */
+  get isTripped(): boolean {
+    return this.tripped;
+  }
+
   get(key: string): Promise<string | null> {
-    return this.run((c) => c.get(key));
+    return this.guard(() => this.run((c) => c.get(key)));
   }
 
   set(key: string, value: string, ttlSeconds: number): Promise<unknown> {
-    return this.run((c) => c.set(key, value, { EX: ttlSeconds }));
+    return this.guard(() => this.run((c) => c.set(key, value, { EX: ttlSeconds })));
+  }
+
+  /**
+   * A reader's call through the breaker: failed at once while it is open; otherwise run, and a failure that is not
+   * the server's answer, or the caller giving up on it ({@link L2_DEADLINE_MISSED}), opens it.
+   */
+  private guard<T>(call: () => Promise<T>): Promise<T> {
+    if (this.config.breaker !== true) return call();
+    if (this.tripped) {
+      return Promise.reject(new L2UnavailableError('L2 skipped after a failure (a background probe is looking for it)'));
+    }
+    const promise = call().catch((err: unknown) => {
+      if (!isReply(err)) this.trip();
+      throw err;
+    });
+    (promise as unknown as Record<symbol, () => void>)[L2_DEADLINE_MISSED] = () => this.trip();
+    return promise;
+  }
+
+  /** Opens the breaker and schedules its probe (one per process). */
+  private trip(): void {
+    if (this.tripped || this.closed) return;
+    this.tripped = true;
+    this.scheduleProbe();
+  }
+
+  private scheduleProbe(delayMs = PROBE_INTERVAL_MS * (0.5 + Math.random())): void {
+    clearTimeout(this.probeTimer);
+    this.probeTimer = setTimeout(() => void this.probe(), delayMs);
+    this.probeTimer.unref();
+  }
+
+  /**
+   * One probe: a `PING` on the open connection within `probeTimeoutMs`; unanswered, the connection is destroyed
+   * (the network may have black-holed it) and a new one opened (not waiting for the reconnection backoff: the probe
+   * is its own rate limit) and pinged. Answered, the breaker closes; otherwise the next probe is scheduled.
+   */
+  private async probe(): Promise<void> {
+    if (this.closed || !this.tripped) return;
+    this.probes++;
+    const timeoutMs = Math.min(this.config.probeTimeoutMs ?? 250, this.config.connectTimeoutMs ?? 1000);
+    let conn = this.conn;
+    let opened = false;
+    try {
+      if (conn !== undefined) {
+        try {
+          await this.ping(conn, timeoutMs);
+        } catch (err) {
+          if (err instanceof L2UnavailableError) this.timeouts++;
+          this.drop(conn, err);
+          conn = undefined;
+        }
+      }
+      if (conn === undefined) {
+        conn = await this.open();
+        opened = true;
+        await this.ping(conn, timeoutMs);
+      }
+      this.tripped = false;
+    } catch (err) {
+      // Only a cache that cannot be reached (no answer in time, a refused or reset socket) is probed every half
+      // second. One that takes the connection and then refuses it (a login refused: an ACL user deleted, a bad
+      // token; node-redis reports a closed client) is not coming back in a second: probed on the reconnection backoff.
+      const unreachable = err instanceof L2UnavailableError || typeof (err as { code?: unknown })?.code === 'string';
+      const refused = opened || !unreachable;
+      if (refused && conn !== undefined) this.drop(conn, err);
+      if (!this.closed) this.scheduleProbe(refused ? this.backoffMs() : undefined);
+    }
+  }
+
+  /** A `PING` within `timeoutMs`; an error the server answers counts as an answer. */
+  private async ping(conn: Conn, timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => setImmediate(() => reject(new L2UnavailableError(`L2 did not answer a PING within ${timeoutMs} ms`))), timeoutMs);
+    });
+    try {
+      await Promise.race([conn.ping !== undefined ? conn.ping() : conn.sendCommand!(undefined, true, ['PING']), timeout]);
+      this.lastSuccessAt = Date.now();
+    } catch (err) {
+      if (!isReply(err)) throw err;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   delete(key: string): Promise<unknown> {
@@ -250,7 +371,7 @@ export class ValkeyL2 {
       this.lastSuccessAt = Date.now();
       return result;
     } catch (err) {
-      if (!(loadedRedis !== undefined && err instanceof loadedRedis.ErrorReply)) {
+      if (!isReply(err)) {
         if (err instanceof L2UnavailableError) this.timeouts++;
         this.drop(conn, err);
       }
@@ -280,6 +401,7 @@ export class ValkeyL2 {
   /** Closes the connection and stops reconnecting. */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.probeTimer);
     clearTimeout(this.refreshTimer);
     clearInterval(this.pingTimer);
     const conn = this.conn ?? await this.connecting?.catch(() => undefined);
@@ -414,7 +536,7 @@ export class ValkeyL2 {
  * the table.
  */
 export function createValkeyL2(config: ValkeyConfig, tableName?: string, onUnavailable?: () => void): ValkeyL2 {
-  const l2 = new ValkeyL2(config);
+  const l2 = new ValkeyL2({ breaker: true, ...config });
   void l2.ready().then(() => {
     if (l2.isConnected) return;
     const reason = redisLoadError()?.message ?? `the cache at ${config.host}:${config.port} cannot be reached (check the function's VPC, `

@@ -233,12 +233,17 @@ return 1`;
 
 /**
  * Moves the epoch: KEYS[1] = epoch key, ARGV[1] = the batch's incarnation, ARGV[2] = the latest incarnation
- * that can be real (the writer's now as a stream label). Stores `<counter + 1> <incarnation>`, the incarnation
- * being the greater of ARGV[1] and the stored one if that is well-formed and not after ARGV[2]. Heals any
- * garbage: another type, a non-integer, a counter of 15 digits or more (restarts at 1). Returns the counter.
+ * that can be real (the writer's now as a stream label), ARGV[3] (optional) = where a new counter starts: a random
+ * number of at most 14 digits the writer draws per call ({@link epochStart}). Stores `<counter + 1> <incarnation>`,
+ * the incarnation being the greater of ARGV[1] and the stored one if that is well-formed and not after ARGV[2].
+ * Heals any garbage: another type, a non-integer, a counter of 15 digits or more. An epoch that is absent (evicted,
+ * lost in a failover) or garbage starts again at ARGV[3] + 1 (at 1 without it), so a re-created epoch does not take a
+ * value a reader has already seen: readers compare the text, and a repeated one would hide the next change from them
+ * until `maxAgeSeconds`. Returns the counter.
  */
 export const L2_EPOCH_BUMP_SCRIPT = `local cur = redis.pcall('GET', KEYS[1])
 local n, inc = 0, ARGV[1]
+if ARGV[3] and string.match(ARGV[3], '^%d+$') and #ARGV[3] < 15 then n = tonumber(ARGV[3]) end
 if type(cur) == 'string' then
   local c, i = string.match(cur, '^(%d+) (%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.%d%d%d)$')
   if c and #c < 15 then n = tonumber(c) end
@@ -247,6 +252,15 @@ end
 n = n + 1
 redis.call('SET', KEYS[1], string.format('%d %s', n, inc))
 return n`;
+
+/**
+ * Where a re-created epoch's counter starts ({@link L2_EPOCH_BUMP_SCRIPT} ARGV[3]): a uniformly random whole number
+ * below 2^46 (at most 14 digits, so the counter keeps within the 15 digits every reader parses for ~2^46 moves).
+ * Two creations pick the same start with probability 2^-46. `random` returns a number in [0, 1).
+ */
+export function epochStart(random: () => number = Math.random): string {
+  return String(Math.floor(random() * 2 ** 46));
+}
 
 /** The writer's now as a stream label (ISO-8601 without zone, milliseconds). */
 export function incarnationAt(ms: number): string {

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createClient } from 'redis';
 import {
-  decodeFillValue, decodeStreamValue, encodeFillValue, encodeStreamValue, incarnationAt, L2_EPOCH_BUMP_SCRIPT, L2_VALUE_TTL_SECONDS,
+  decodeFillValue, decodeStreamValue, encodeFillValue, encodeStreamValue, epochStart, incarnationAt, L2_EPOCH_BUMP_SCRIPT, L2_VALUE_TTL_SECONDS,
   L2_WRITE_THROUGH_SCRIPT,
 } from '../../src/schema/l2';
 import type { DynamoJsonItem } from '../../src/schema/l2';
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
         const value = encodeStreamValue({ inc: op.inc!, seq: op.seq!, writtenAt: Date.now(), item: op.item ?? null });
         results.push(await script(L2_WRITE_THROUGH_SCRIPT, [op.key], [op.inc!, op.seq!, value, String(L2_VALUE_TTL_SECONDS)]));
       } else if (op.op === 'bumpEpoch') {
-        results.push(await script(L2_EPOCH_BUMP_SCRIPT, [op.key], [op.inc!, incarnationAt(Date.now() + 60_000)]));
+        results.push(await script(L2_EPOCH_BUMP_SCRIPT, [op.key], [op.inc!, incarnationAt(Date.now() + 60_000), epochStart()]));
       } else {
         const value = encodeFillValue({ inc: op.inc ?? null, fetchedAt: op.fetchedAt ?? Date.now(), item: op.item! });
         results.push(await client.set(op.key, value, { EX: op.ttlSeconds ?? 60 }));

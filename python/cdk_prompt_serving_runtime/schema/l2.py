@@ -52,6 +52,7 @@ L2_EPOCH_BUMP_SCRIPT = "\n".join(
     [
         "local cur = redis.pcall('GET', KEYS[1])",
         "local n, inc = 0, ARGV[1]",
+        "if ARGV[3] and string.match(ARGV[3], '^%d+$') and #ARGV[3] < 15 then n = tonumber(ARGV[3]) end",
         "if type(cur) == 'string' then",
         "  local c, i = string.match(cur, '^(%d+) (%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.%d%d%d)$')",
         "  if c and #c < 15 then n = tonumber(c) end",

@@ -1,0 +1,133 @@
+/**
+ * The reader's cache adapter when the cache goes away, and when it comes back: a breaker (calls fail at once after a
+ * failure, one background probe per process finds the cache again) and connections the network black-holes replaced
+ * by that probe. Real redis-server behind a loopback proxy; every call made as the client makes it (`withTimeout`
+ * with the client's L2 timeout).
+ */
+import { createClient } from 'redis';
+import { BlackholeProxy, startBlackholeProxy } from './blackhole-proxy';
+import { withTimeout } from '../../src/runtime/l2';
+import { createValkeyL2, ValkeyL2 } from '../../src/runtime/valkey';
+import { RedisServer, startRedisServer } from '../support/redis-server';
+
+const L2_TIMEOUT_MS = 100;
+let server: RedisServer;
+const closers: (() => Promise<unknown> | unknown)[] = [];
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+  await server.stop();
+});
+
+async function proxy(): Promise<BlackholeProxy> {
+  const p = await startBlackholeProxy(server.port);
+  closers.push(() => p.close());
+  return p;
+}
+
+/** A reader's adapter, as `new PromptClient()` builds it from the environment (connect timeout 1 s). */
+function reader(port: number): ValkeyL2 {
+  const l2 = createValkeyL2({ host: '127.0.0.1', port, tls: false, cluster: false, connectTimeoutMs: 1000 }, 't');
+  closers.push(() => l2.close());
+  return l2;
+}
+
+interface Call {
+  /** When it started (ms after `start`). */
+  readonly at: number;
+  readonly ok: boolean;
+  /** It waited for the client's L2 timeout (rather than failing at once). */
+  readonly waited: boolean;
+}
+
+/** Calls `get` as the client does, every 20 ms for `ms`; what each call cost and whether it was answered. */
+async function readFor(l2: ValkeyL2, ms: number, start = Date.now()): Promise<Call[]> {
+  const calls: Call[] = [];
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const at = Date.now();
+    const error = await withTimeout(() => l2.get('k'), L2_TIMEOUT_MS).then(() => undefined, (err: Error) => err);
+    calls.push({ at: at - start, ok: error === undefined, waited: /did not answer within/.test(String(error?.message)) });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return calls;
+}
+
+test('the cache gone (its host silent): one call waits for the L2 timeout, every later one fails at once; back within ~1 s of the cache', async () => {
+  // GIVEN a reader connected to the cache
+  const p = await proxy();
+  const l2 = reader(p.port);
+  await l2.ready();
+  await expect(l2.get('k')).resolves.toBeNull();
+  // WHEN the cache's host goes silent (the open connection and any new one get no answer) for 2 s
+  p.slowStart(60_000);
+  p.blackhole();
+  const outage = await readFor(l2, 2000);
+  // THEN no call was answered, one waited for the L2 timeout, and every other failed at once (no table read waits)
+  expect(outage.filter((c) => c.ok)).toEqual([]);
+  expect(outage.filter((c) => c.waited).length).toBe(1);
+  expect(outage.length).toBeGreaterThan(40);
+  // WHEN the cache answers again
+  p.slowStart(0);
+  const back = Date.now();
+  const after = await readFor(l2, 2500, back);
+  // THEN calls are answered again within about a second, and none waited meanwhile
+  const first = after.find((c) => c.ok);
+  expect(first).toBeDefined();
+  expect(first!.at).toBeLessThan(1300);
+  expect(after.filter((c) => c.waited)).toEqual([]);
+  expect(after.slice(-10).every((c) => c.ok)).toBe(true);
+});
+
+test('four readers whose connections the network black-holes are all back on the cache within the keep-alive bound', async () => {
+  // GIVEN four readers connected through the proxy and reading
+  const p = await proxy();
+  const readers = [0, 1, 2, 3].map(() => reader(p.port));
+  await Promise.all(readers.map((l2) => l2.ready()));
+  await Promise.all(readers.map((l2) => l2.get('k')));
+  expect(p.accepted).toBe(4);
+  // WHEN their open connections are black-holed (new connections are forwarded)
+  p.blackhole();
+  const start = Date.now();
+  const calls = await Promise.all(readers.map((l2) => readFor(l2, 3000, start)));
+  // THEN each reader waited for the L2 timeout once, replaced its connection and is served by the cache again within
+  // 1.9 s (the probe: 0.2–0.6 s, then a PING of 250 ms; before the breaker, a black-holed connection cost every
+  // call the L2 timeout until the adapter's own 1 s command deadline, then a reconnection backoff of 1 s or more)
+  for (const c of calls) {
+    const failures = c.filter((x) => !x.ok);
+    expect(failures.length).toBeGreaterThan(0);
+    const back = c.find((x) => x.ok && x.at > failures[0].at);
+    expect(back).toBeDefined();
+    expect(back!.at).toBeLessThan(1900);
+    expect(c.filter((x) => x.waited).length).toBe(1);
+    expect(c.slice(-10).every((x) => x.ok)).toBe(true);
+  }
+  expect(p.accepted).toBe(8);
+});
+
+test('a reader whose ACL user was deleted is probed on the reconnection backoff: at most one connection attempt a second', async () => {
+  // GIVEN a reader connected as a user of its own
+  const admin = createClient({ url: server.url, socket: { reconnectStrategy: false } });
+  await admin.connect();
+  closers.push(() => admin.close());
+  await admin.sendCommand(['ACL', 'SETUSER', 'doomed', 'on', '>pw', '~*', '+@all']);
+  const l2 = createValkeyL2({
+    host: '127.0.0.1', port: server.port, tls: false, cluster: false, connectTimeoutMs: 1000, username: 'doomed', password: 'pw',
+  }, 't');
+  closers.push(() => l2.close());
+  await l2.ready();
+  await expect(l2.get('k')).resolves.toBeNull();
+  // WHEN the user is deleted (the server closes its connections) and reads go on for 4 s
+  await admin.sendCommand(['ACL', 'DELUSER', 'doomed']);
+  const before = l2.connections;
+  const calls = await readFor(l2, 4000);
+  // THEN every read failed at once, and the probe opened at most one connection a second (1 s, 2 s, … apart)
+  expect(calls.filter((c) => c.ok)).toEqual([]);
+  expect(calls.filter((c) => c.waited)).toEqual([]);
+  expect(l2.connections - before).toBeGreaterThanOrEqual(1);
+  expect(l2.connections - before).toBeLessThanOrEqual(4);
+});
