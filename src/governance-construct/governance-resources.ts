@@ -15,6 +15,7 @@ import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { environmentBytes, LAMBDA_ENVIRONMENT_LIMIT_BYTES, principalArnChars } from './environment-size';
 import type { ReleaseScope } from '../governance/principal';
 import { ReleaseFunction } from '../governance/release-function';
 import { RolloutControllerFunction } from '../governance/rollout-controller-function';
@@ -67,7 +68,7 @@ export class GovernanceResources extends Construct {
   readonly releaseFunction: lambda.Function;
   readonly releaseFunctionUrl: lambda.FunctionUrl;
   readonly rolloutController: lambda.Function;
-  private readonly scopes: ReleaseScope[] = [];
+  private readonly scopes: { scope: ReleaseScope; arnChars: number }[] = [];
 
   constructor(scope: Construct, id: string, wiring: GovernanceWiring) {
     super(scope, id);
@@ -89,12 +90,13 @@ export class GovernanceResources extends Construct {
       environment: {
         ...environment,
         // Resolved at synth, after every grantRelease: the grants the function enforces.
-        [GovernanceEnv.releaseScopes]: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.scopes) }),
+        [GovernanceEnv.releaseScopes]: Lazy.string({ produce: () => Stack.of(this).toJsonString(this.scopes.map((s) => s.scope)) }),
       },
       description: 'Moves labels, rollouts and CURRENT of the serving table for IAM-authenticated callers: gated and audited',
       timeout: RELEASE_FUNCTION_TIMEOUT,
       make: (props) => new ReleaseFunction(this, 'ReleaseFunction', props),
     });
+    this.releaseFunction.node.addValidation({ validate: () => this.environmentSizeProblems(environment) });
     this.releaseFunctionUrl = this.releaseFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
     Validations.of(this.releaseFunction).acknowledge({
       id: 'Serverless-LambdaDLQ',
@@ -156,8 +158,37 @@ export class GovernanceResources extends Construct {
         throw new Error(`grantRelease with \`labels\` needs a grantee whose principal is an IAM role or user (the release function recognises callers by role or user), got ${grantee.grantPrincipal.constructor.name}; grant a role, or leave out \`labels\``);
       }
     }
-    if (principal !== undefined) this.scopes.push({ principal, labels: labels === undefined ? '*' : [...new Set(labels)] });
+    if (principal !== undefined) this.recordScope(grantee.grantPrincipal, principal, labels);
     return this.releaseFunction.grantInvokeUrl(grantee);
+  }
+
+  /**
+   * Adds a grant to the record, one entry per principal and kind: a principal's scoped grants are merged into one
+   * list of labels (the release function takes the union of them anyway), its unscoped grants into one `*`.
+   */
+  private recordScope(grantee: iam.IPrincipal, principal: string, labels: string[] | undefined): void {
+    const unscoped = labels === undefined;
+    const existing = this.scopes.find((s) => s.scope.principal === principal && (s.scope.labels === '*') === unscoped);
+    if (existing && unscoped) return;
+    const merged = [...new Set([...existing && existing.scope.labels !== '*' ? existing.scope.labels : [], ...labels ?? []])];
+    const entry = { scope: { principal, labels: unscoped ? '*' as const : merged }, arnChars: principalArnChars(grantee, principal) };
+    if (existing) this.scopes[this.scopes.indexOf(existing)] = entry;
+    else this.scopes.push(entry);
+  }
+
+  /**
+   * The release function's environment must stay within Lambda's 4 KB, and the grants it records grow with every
+   * grantRelease: checked at synth with each principal's ARN counted at its deployed length (environment-size.ts).
+   */
+  private environmentSizeProblems(environment: Record<string, string>): string[] {
+    const recorded = JSON.stringify(this.scopes.map((s) => ({ ...s.scope, principal: 'x'.repeat(s.arnChars) })));
+    const bytes = environmentBytes(environment) + Buffer.byteLength(GovernanceEnv.releaseScopes) + Buffer.byteLength(recorded);
+    if (bytes <= LAMBDA_ENVIRONMENT_LIMIT_BYTES) return [];
+    const scoped = this.scopes.filter((s) => s.scope.labels !== '*').length;
+    return [`\`grantRelease\`: the release function's environment would be about ${bytes} bytes with the ${this.scopes.length} grants it records `
+      + `(${scoped} scoped by label, each naming its grantee's ARN), over Lambda's limit of 4 KB (${LAMBDA_ENVIRONMENT_LIMIT_BYTES} bytes), `
+      + 'so the deploy would fail. Record fewer principals: grant the labels to one role that the callers assume, or several labels in one call '
+      + '(`labels: [...]`), instead of one grant per caller'];
   }
 
   /** The sync audits its own moves of `CURRENT`, with its role as the actor (and asks the gate with `gateSync`). */
