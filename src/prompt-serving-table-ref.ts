@@ -42,11 +42,15 @@ export interface IPromptServingTable extends IConstruct {
 
   /**
    * Makes a function a reader in one call: sets the table-name environment variable that the runtime client
-   * reads, and grants read access as the read grant does. Works for any Lambda function, `NodejsFunction`
-   * included. With a cache tier it also makes the function a cache reader (VPC check, ports,
-   * `elasticache:Connect`, cache environment).
+   * reads, and grants read access as the read grant does. With a cache tier it also makes the function a cache
+   * reader (VPC check, ports, `elasticache:Connect`, cache environment, the cache client layer).
+   *
+   * `fn` must be a Lambda function made in this app (`lambda.Function`, `NodejsFunction`, `PythonFunction`, or an
+   * alias or version of one); an imported function is refused (grant it with the read grant instead). A function
+   * reads one serving table: adding it again to the same table changes only the grant; adding it to another
+   * table is refused at synth.
    */
-  addReader(fn: lambda.Function, options?: PromptServingGrantReadOptions): iam.Grant;
+  addReader(fn: lambda.IFunction, options?: PromptServingGrantReadOptions): iam.Grant;
 }
 
 /**

@@ -1,26 +1,16 @@
-import { Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import { Tracing } from 'aws-cdk-lib/aws-lambda';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { createCacheAlarms } from './cache/cache-alarms';
 import { cacheDashboardRow } from './cache/cache-dashboard';
 import * as cacheMetrics from './cache/cache-metrics';
 import { cacheStreamViewType, type CacheTier, createCacheTier } from './cache/cache-tier';
-import {
-  DEFAULT_GATE_TIMEOUT,
-  GovernanceResources,
-  TTL_ATTRIBUTE,
-  defaultEventBusArn,
-  grantGateInvoke,
-  validateGovernanceProps,
-} from './governance/governance-resources';
-import { ACTIVATE_DATA_ACTIONS, AUDIT_EVENT_ACTIONS, KEY_WRITE_ACTIONS } from './private/perms';
+import { GovernanceResources, governanceTimeToLiveAttribute, validateGovernanceOptions } from './governance-construct/governance-resources';
+import { ACTIVATE_DATA_ACTIONS, KEY_WRITE_ACTIONS } from './private/perms';
 import { createReaderAlarms, readerDashboardRow } from './private/reader-alarms';
 import { replicaTables } from './private/replicas';
 import { createServingAlarms } from './private/serving-alarms';
@@ -28,37 +18,15 @@ import { createServingDashboard, DASHBOARD_WIDGET_HEIGHT, DASHBOARD_WIDGET_WIDTH
 import { createDeadLetterQueue, createSyncFunction } from './private/sync-runtime';
 import { addSyncTriggers } from './private/sync-triggers';
 import { grantOnTable } from './private/table-grants';
-import {
-  validateDashboardProps,
-  validateEncryptionKey,
-  validateMetricsNamespace,
-  validateSyncMemorySize,
-  validateSyncRetryAttempts,
-  validateSyncSchedule,
-  validateSyncTimeout,
-  validateTableName,
-  warnAboutSoftIssues,
-} from './private/validate-props';
+import { sumForOperations, syncMetric, TABLE_OPERATIONS, THROTTLE_OPERATIONS } from './private/table-metrics';
+import { tableSettings, warnAboutSoftIssues } from './private/validate-props';
 import type { IPromptServingCache } from './prompt-cache-options';
-import type { PromptServingTableProps, ReleaseGrantOptions } from './prompt-serving-table-props';
+import type { ReleaseGrantOptions } from './prompt-governance';
+import type { PromptServingTableProps } from './prompt-serving-table-props';
 import type { IPromptServingTable, PromptServingTableAttributes } from './prompt-serving-table-ref';
-import { DEFAULT_METRICS_NAMESPACE, PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
-import { GovernanceEnv } from './sync/governance-env';
+import { PARTITION_KEY, SORT_KEY, SyncMetric } from './schema';
 import { ImportedPromptServingTable } from './table/imported-table';
 import { PromptServingTableBase } from './table/serving-table-base';
-
-const DEFAULT_SYNC_SCHEDULE = Duration.minutes(15);
-const DEFAULT_SYNC_TIMEOUT = Duration.minutes(10);
-const DEFAULT_SYNC_MEMORY_SIZE = Size.mebibytes(512);
-const DEFAULT_SYNC_RETRY_ATTEMPTS = 2;
-const DEFAULT_SYNC_LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
-const DEFAULT_METRIC_PERIOD = Duration.minutes(5);
-
-const { GET_ITEM, BATCH_GET_ITEM, QUERY, SCAN, PUT_ITEM, UPDATE_ITEM, TRANSACT_WRITE_ITEMS } = dynamodb.Operation;
-/** The operations whose throttling readers and the sync feel; summed by `metricThrottledRequestsForOperations`. */
-const THROTTLE_OPERATIONS = [GET_ITEM, BATCH_GET_ITEM, QUERY, TRANSACT_WRITE_ITEMS];
-/** Every operation the library calls; summed by `metricSystemErrorsForOperations` (CloudWatch allows 10 per expression). */
-const TABLE_OPERATIONS = [GET_ITEM, BATCH_GET_ITEM, QUERY, SCAN, PUT_ITEM, UPDATE_ITEM, TRANSACT_WRITE_ITEMS];
 
 /**
  * A DynamoDB table serving prompts, kept in sync with their source of truth by a sync function.
@@ -160,28 +128,10 @@ export class PromptServingTable extends PromptServingTableBase {
   constructor(scope: Construct, id: string, props: PromptServingTableProps) {
     super(scope, id);
 
-    const syncSchedule = props.syncSchedule ?? DEFAULT_SYNC_SCHEDULE;
-    const syncTimeout = props.syncTimeout ?? DEFAULT_SYNC_TIMEOUT;
-    const syncMemorySize = props.syncMemorySize ?? DEFAULT_SYNC_MEMORY_SIZE;
-    const syncRetryAttempts = props.syncRetryAttempts ?? DEFAULT_SYNC_RETRY_ATTEMPTS;
-    const deletionProtection = props.deletionProtection ?? true;
-    const pointInTimeRecovery = props.pointInTimeRecovery ?? true;
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    this.metricsNamespace = props.metricsNamespace ?? DEFAULT_METRICS_NAMESPACE;
-
-    validateTableName(props.tableName);
-    validateSyncSchedule(syncSchedule);
-    validateSyncTimeout(syncTimeout);
-    validateSyncMemorySize(syncMemorySize);
-    validateSyncRetryAttempts(syncRetryAttempts);
-    validateMetricsNamespace(this.metricsNamespace);
-    validateEncryptionKey(this, props.encryptionKey);
-    validateDashboardProps(props.createDashboard, props.dashboardName);
-    const governance = props.governance;
-    const gateTimeout = governance?.activationGateTimeout ?? DEFAULT_GATE_TIMEOUT;
-    if (governance) {
-      validateGovernanceProps(gateTimeout, governance.auditRetention, governance.gateSync ?? false, governance.activationGate !== undefined);
-    }
+    const settings = tableSettings(this, props);
+    const { syncSchedule, syncTimeout, syncRetryAttempts, deletionProtection, pointInTimeRecovery, removalPolicy } = settings;
+    this.metricsNamespace = settings.metricsNamespace;
+    if (props.governance) validateGovernanceOptions(props.governance);
 
     const source = props.source._bind(this);
     warnAboutSoftIssues(this, {
@@ -202,8 +152,7 @@ export class PromptServingTable extends PromptServingTableBase {
       encryption: props.encryptionKey ? dynamodb.TableEncryptionV2.customerManagedKey(props.encryptionKey) : undefined,
       replicas: replicaTables(this, props.replicaRegions, props.encryptionKey),
       dynamoStream: cacheStreamViewType(props.cache !== undefined, (props.replicaRegions?.length ?? 0) > 0),
-      // Audit retention: DynamoDB deletes audit records (and lapsed sync claims, which carry the same attribute) after `expires_at`.
-      timeToLiveAttribute: governance?.auditRetention ? TTL_ATTRIBUTE : undefined,
+      timeToLiveAttribute: governanceTimeToLiveAttribute(props.governance),
     });
     if (props.cache) {
       this.cacheTier = createCacheTier(this, props.cache, this.table);
@@ -223,40 +172,24 @@ export class PromptServingTable extends PromptServingTableBase {
       source,
       metricsNamespace: this.metricsNamespace,
       timeout: syncTimeout,
-      memorySize: syncMemorySize,
-      logRetention: props.syncLogRetention ?? DEFAULT_SYNC_LOG_RETENTION,
+      memorySize: settings.syncMemorySize,
+      logRetention: settings.syncLogRetention,
       retryAttempts: syncRetryAttempts,
       deadLetterQueue: this.deadLetterQueue,
-      tracing: props.syncTracing ?? Tracing.DISABLED,
+      tracing: settings.syncTracing,
     });
-    if (governance) {
+    if (props.governance) {
       this.governanceResources = new GovernanceResources(this, 'Governance', {
+        options: props.governance,
         table: this.table,
         encryptionKey: props.encryptionKey,
-        gate: governance.activationGate,
-        gateTimeout,
-        alarms: governance.rolloutAlarms ?? [],
-        auditRetention: governance.auditRetention,
-        logRetention: props.syncLogRetention ?? DEFAULT_SYNC_LOG_RETENTION,
+        syncFunction: this.syncFunction,
+        logRetention: settings.syncLogRetention,
         deadLetterQueue: this.deadLetterQueue,
       });
       this.releaseFunction = this.governanceResources.releaseFunction;
       this.releaseFunctionUrl = this.governanceResources.releaseFunctionUrl.url;
       this.rolloutControllerFunction = this.governanceResources.rolloutController;
-      // The sync audits its own moves of CURRENT, with its role as the actor (and asks the gate with `gateSync`).
-      const syncRole = this.syncFunction.role!;
-      this.syncFunction.addEnvironment(GovernanceEnv.audit, 'true');
-      this.syncFunction.addEnvironment(GovernanceEnv.actorArn, syncRole.roleArn);
-      if (governance.auditRetention) {
-        this.syncFunction.addEnvironment(GovernanceEnv.auditRetentionSeconds, String(governance.auditRetention.toSeconds()));
-      }
-      iam.Grant.addToPrincipal({ grantee: syncRole, actions: AUDIT_EVENT_ACTIONS, resourceArns: [defaultEventBusArn(this)] });
-      if (governance.gateSync && governance.activationGate) {
-        this.syncFunction.addEnvironment(GovernanceEnv.gateSync, 'true');
-        this.syncFunction.addEnvironment(GovernanceEnv.gateFunction, governance.activationGate.functionArn);
-        this.syncFunction.addEnvironment(GovernanceEnv.gateTimeoutMs, String(gateTimeout.toMilliseconds()));
-        grantGateInvoke(governance.activationGate, syncRole);
-      }
     }
     addSyncTriggers(this, {
       fn: this.syncFunction,
@@ -453,30 +386,10 @@ export class PromptServingTable extends PromptServingTableBase {
   }
 
   private sumForOperations(metricName: string, operations: dynamodb.Operation[], props?: cloudwatch.MetricOptions): cloudwatch.IMetric {
-    const usingMetrics: Record<string, cloudwatch.IMetric> = {};
-    for (const operation of operations) {
-      usingMetrics[operation.toLowerCase()] = this.table.metric(metricName, {
-        statistic: cloudwatch.Stats.SUM,
-        ...props,
-        dimensionsMap: { TableName: this.table.tableName, Operation: operation },
-      });
-    }
-    return new cloudwatch.MathExpression({
-      expression: Object.keys(usingMetrics).join(' + '),
-      usingMetrics,
-      label: `${metricName} (${operations.join(', ')})`,
-      period: props?.period ?? DEFAULT_METRIC_PERIOD,
-    });
+    return sumForOperations(this.table, metricName, operations, props);
   }
 
   private syncMetric(metricName: string, statistic: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return new cloudwatch.Metric({
-      namespace: this.metricsNamespace,
-      metricName,
-      dimensionsMap: { TableName: this.table.tableName },
-      statistic,
-      period: DEFAULT_METRIC_PERIOD,
-      ...props,
-    });
+    return syncMetric(this.metricsNamespace, this.table.tableName, metricName, statistic, props);
   }
 }

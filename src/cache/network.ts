@@ -45,13 +45,55 @@ export function createCacheSecurityGroup(scope: Construct, vpc: ec2.IVpc): ec2.S
   });
 }
 
-/** The optional DynamoDB gateway endpoint readers in private subnets need to reach the table. */
+/** Construct id of the gateway endpoint a cache adds under its table's `Cache` construct. */
+const GATEWAY_ENDPOINT_ID = 'DynamoDbEndpoint';
+
+/**
+ * The optional DynamoDB gateway endpoint readers in private subnets need to reach the table. A route table takes
+ * one gateway endpoint per service, so at synth it is refused when another DynamoDB gateway endpoint (another
+ * cached table's, or the app's own) serves one of the same route tables.
+ */
 export function addDynamoDbGatewayEndpoint(scope: Construct, options: PromptCacheOptions, subnets: ec2.SubnetSelection): void {
-  if (options.dynamoDbGatewayEndpoint) {
-    new ec2.GatewayVpcEndpoint(scope, 'DynamoDbEndpoint', {
-      vpc: options.vpc,
-      service: ec2.GatewayVpcEndpointAwsService.DYNAMODB,
-      subnets: [subnets],
-    });
+  if (!options.dynamoDbGatewayEndpoint) return;
+  const endpoint = new ec2.GatewayVpcEndpoint(scope, GATEWAY_ENDPOINT_ID, {
+    vpc: options.vpc,
+    service: ec2.GatewayVpcEndpointAwsService.DYNAMODB,
+    subnets: [subnets],
+  });
+  endpoint.node.addValidation({ validate: () => sharedRouteTableProblems(endpoint) });
+}
+
+/** Every other DynamoDB gateway endpoint of the app that serves one of `endpoint`'s route tables, as errors. */
+function sharedRouteTableProblems(endpoint: ec2.GatewayVpcEndpoint): string[] {
+  const own = endpoint.node.defaultChild as ec2.CfnVPCEndpoint;
+  const ownRouteTables = new Set(own.routeTableIds ?? []);
+  const problems: string[] = [];
+  for (const other of endpoint.node.root.node.findAll()) {
+    if (!(other instanceof ec2.CfnVPCEndpoint) || other === own || !isDynamoDbGateway(other) || other.vpcId !== own.vpcId) continue;
+    const shared = (other.routeTableIds ?? []).filter((id) => ownRouteTables.has(id));
+    if (shared.length === 0) continue;
+    problems.push(`\`dynamoDbGatewayEndpoint\` of the cache of ${tableOf(endpoint)} would add a second DynamoDB gateway endpoint to `
+      + `${shared.length} route table(s) that ${describeEndpoint(other)} already serves, and a route table takes one per service. `
+      + 'Set `dynamoDbGatewayEndpoint: true` on one cache of this VPC only (the endpoint serves every table in the Region), '
+      + 'or leave it off when the VPC has one');
   }
+  return problems;
+}
+
+function isDynamoDbGateway(endpoint: ec2.CfnVPCEndpoint): boolean {
+  // CloudFormation's default type is Gateway.
+  return (endpoint.vpcEndpointType ?? ec2.VpcEndpointType.GATEWAY) === ec2.VpcEndpointType.GATEWAY && typeof endpoint.serviceName === 'string'
+    && (endpoint.serviceName === ec2.GatewayVpcEndpointAwsService.DYNAMODB.name || endpoint.serviceName.endsWith('.dynamodb'));
+}
+
+/** The serving table a cache's gateway endpoint belongs to: `<table>/Cache/DynamoDbEndpoint` → `<table>`. */
+function tableOf(endpoint: Construct): string {
+  return endpoint.node.scope!.node.scope!.node.path;
+}
+
+function describeEndpoint(cfn: ec2.CfnVPCEndpoint): string {
+  const endpoint = cfn.node.scope!;
+  const holder = endpoint.node.scope;
+  const isCacheEndpoint = endpoint.node.id === GATEWAY_ENDPOINT_ID && holder?.node.id === 'Cache';
+  return isCacheEndpoint ? `the cache of ${tableOf(endpoint)} (its \`dynamoDbGatewayEndpoint\`)` : `the endpoint ${endpoint.node.path}`;
 }

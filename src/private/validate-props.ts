@@ -1,7 +1,11 @@
 import { Annotations, Duration, RemovalPolicy, Size, SizeRoundingBehavior, Stack } from 'aws-cdk-lib';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import { Tracing } from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type { IConstruct } from 'constructs';
 import { invalidProp, isUnresolved } from './errors';
+import type { PromptServingTableProps } from '../prompt-serving-table-props';
+import { DEFAULT_METRICS_NAMESPACE } from '../schema';
 import { PROMPT_ID_RULE } from '../schema/keys';
 
 /** Shortest reconcile interval: EventBridge `rate()` schedules count whole minutes. */
@@ -24,7 +28,52 @@ const RESERVED_METRICS_NAMESPACE_PREFIX = 'AWS/';
 const MAX_DASHBOARD_NAME_LENGTH = 255;
 const DASHBOARD_NAME = /^[A-Za-z0-9_-]{1,255}$/;
 
+const DEFAULT_SYNC_SCHEDULE = Duration.minutes(15);
+const DEFAULT_SYNC_TIMEOUT = Duration.minutes(10);
+const DEFAULT_SYNC_MEMORY_SIZE = Size.mebibytes(512);
+const DEFAULT_SYNC_RETRY_ATTEMPTS = 2;
+const DEFAULT_SYNC_LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
+
 const ONE_MINUTE_MS = Duration.minutes(1).toMilliseconds();
+
+/** A table's props with every default applied (the `@default`s of `PromptServingTableProps`). */
+export interface TableSettings {
+  readonly syncSchedule: Duration;
+  readonly syncTimeout: Duration;
+  readonly syncMemorySize: Size;
+  readonly syncRetryAttempts: number;
+  readonly syncLogRetention: logs.RetentionDays;
+  readonly syncTracing: Tracing;
+  readonly deletionProtection: boolean;
+  readonly pointInTimeRecovery: boolean;
+  readonly removalPolicy: RemovalPolicy;
+  readonly metricsNamespace: string;
+}
+
+/** Applies the defaults of `props` and validates every setting a table checks on its own. */
+export function tableSettings(scope: IConstruct, props: PromptServingTableProps): TableSettings {
+  const settings: TableSettings = {
+    syncSchedule: props.syncSchedule ?? DEFAULT_SYNC_SCHEDULE,
+    syncTimeout: props.syncTimeout ?? DEFAULT_SYNC_TIMEOUT,
+    syncMemorySize: props.syncMemorySize ?? DEFAULT_SYNC_MEMORY_SIZE,
+    syncRetryAttempts: props.syncRetryAttempts ?? DEFAULT_SYNC_RETRY_ATTEMPTS,
+    syncLogRetention: props.syncLogRetention ?? DEFAULT_SYNC_LOG_RETENTION,
+    syncTracing: props.syncTracing ?? Tracing.DISABLED,
+    deletionProtection: props.deletionProtection ?? true,
+    pointInTimeRecovery: props.pointInTimeRecovery ?? true,
+    removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+    metricsNamespace: props.metricsNamespace ?? DEFAULT_METRICS_NAMESPACE,
+  };
+  validateTableName(props.tableName);
+  validateSyncSchedule(settings.syncSchedule);
+  validateSyncTimeout(settings.syncTimeout);
+  validateSyncMemorySize(settings.syncMemorySize);
+  validateSyncRetryAttempts(settings.syncRetryAttempts);
+  validateMetricsNamespace(settings.metricsNamespace);
+  validateEncryptionKey(scope, props.encryptionKey);
+  validateDashboardProps(props.createDashboard, props.dashboardName);
+  return settings;
+}
 const WARNING_PREFIX = 'cdk-prompt-serving';
 
 export function validateTableName(tableName: string | undefined): void {

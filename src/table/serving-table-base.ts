@@ -3,7 +3,8 @@ import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { addCacheReader } from '../cache/reader';
+import { alreadyReads, markReader, readerFunction } from './reader-mark';
+import { addCacheReader, grantCacheConnect } from '../cache/reader';
 import { KEY_READ_ACTIONS, READ_DATA_ACTIONS } from '../private/perms';
 import { grantOnTable, readConditions } from '../private/table-grants';
 import type { IPromptServingCache } from '../prompt-cache-options';
@@ -55,14 +56,24 @@ export abstract class PromptServingTableBase extends Construct implements IPromp
 
   /**
    * Makes a function a reader in one call: sets its `PROMPT_SERVING_TABLE_NAME` environment variable (which
-   * the runtime client reads) and grants read access as the read grant does. Any Lambda function works,
-   * `NodejsFunction` included (it bundles the runtime client into the function).
+   * the runtime client reads) and grants read access as the read grant does.
+   *
+   * `fn` must be a Lambda function made in this app, since its environment and layers are set: a
+   * `lambda.Function`, `NodejsFunction` (which bundles the runtime client into the function), `PythonFunction`,
+   * or an alias or version of one (the function behind it is configured). An imported function
+   * (`Function.fromFunctionArn`) is refused with an error: grant it with `grantRead` and give its code the
+   * table name instead.
+   *
+   * A function reads one serving table. Adding it again to the same table changes nothing but the grant (which
+   * IAM adds up); adding it to a second table is an error at synth (docs/adr/0006-one-table-per-reader.md): grant
+   * the second table with `grantRead` and pass its name to the client (`tableName`).
    *
    * With a `cache`, `fn` must be in the cache's VPC (a synth-time error otherwise); it also opens the cache's
    * ports (TCP 6379-6380 for a serverless cache) from `fn`'s security groups, grants `elasticache:Connect` on the
-   * cache and its reader user, and sets the cache environment (`PROMPT_SERVING_CACHE_ENDPOINT`, `_TLS`, `_AUTH`,
-   * `_USER`, `_NAME`, `_RESOURCE_TYPE`, `_CLUSTER`), which turns the runtime client's L2 on. `fn` then also needs
-   * a route to DynamoDB: a gateway endpoint (`dynamoDbGatewayEndpoint: true` on the cache) or a NAT gateway.
+   * cache and its reader user, sets the cache environment (`PROMPT_SERVING_CACHE_ENDPOINT`, `_TLS`, `_AUTH`,
+   * `_USER`, `_NAME`, `_RESOURCE_TYPE`, `_CLUSTER`), which turns the runtime client's L2 on, and attaches the
+   * cache client layer once. `fn` then also needs a route to DynamoDB: a gateway endpoint
+   * (`dynamoDbGatewayEndpoint: true` on the cache) or a NAT gateway.
    *
    * @example
    * import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -77,12 +88,22 @@ export abstract class PromptServingTableBase extends Construct implements IPromp
    * });
    * prompts.addReader(fn);
    */
-  public addReader(fn: lambda.Function, options: PromptServingGrantReadOptions = {}): iam.Grant {
+  public addReader(fn: lambda.IFunction, options: PromptServingGrantReadOptions = {}): iam.Grant {
+    const reader = readerFunction(fn);
     const tableName = this._grantTable.tableName;
-    // The cache part first: it checks that `fn` can reach the cache before anything is changed.
-    const cacheGrant = this._readerCache ? addCacheReader(fn, this._readerCache, tableName) : undefined;
-    fn.addEnvironment(Env.tableName, tableName);
-    const grant = this.grantRead(fn, options);
+    const table = { tableName, tablePath: this.node.path };
+    // Every check before anything is changed: the table the function already reads, then the cache's VPC.
+    const again = alreadyReads(reader, table);
+    const cache = this._readerCache;
+    let cacheGrant: iam.Grant | undefined;
+    if (cache) {
+      cacheGrant = again ? grantCacheConnect(reader, cache, cache.readerUserArn) : addCacheReader(reader, cache, tableName);
+    }
+    if (!again) {
+      reader.addEnvironment(Env.tableName, tableName);
+      markReader(reader, table);
+    }
+    const grant = this.grantRead(reader, options);
     return cacheGrant ? grant.combine(cacheGrant) : grant;
   }
 }
