@@ -6,6 +6,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MalformedReleaseAnswerError, PromptAdmin, PromptVersionNotFoundError, ReleaseRefusedError } from '../../src/admin';
+import { formatRelease } from '../../src/cli/format';
 import { parseReleaseAnswer } from '../../src/schema/release-api';
 import { localDynamoDBClient } from '../support/table';
 
@@ -119,4 +120,15 @@ test('two calls (two intents) send two tokens; a caller\'s own token is sent as 
   } finally {
     await url.close();
   }
+});
+
+test('the CLI says when an answer is a replay of a committed move, and when its audit event could not be sent', () => {
+  // GIVEN / WHEN
+  const replayed = formatRelease({ ...moved, action: 'label', replayed: true });
+  const eventLost = formatRelease({ ...moved, action: 'label', auditEvent: 'failed' });
+  const plain = formatRelease({ ...moved, action: 'label', auditEvent: 'sent' });
+  // THEN
+  expect(replayed).toMatch(/^label 'production' of prompt 'greeting' serves version 2\.\nA retry: this move had already been made/);
+  expect(eventLost).toMatch(/EventBridge event could not be sent/);
+  expect(plain).toBe("label 'production' of prompt 'greeting' serves version 2.\n");
 });
