@@ -73,9 +73,12 @@ export class PromptTableError extends PromptAdminError {
  * `RolloutInProgress`, …). Nothing moved. The subclasses name the refusals a caller usually handles apart.
  */
 export class ReleaseRefusedError extends PromptAdminError {
-  constructor(readonly code: string, readonly status: number, message: string) {
+  /** The structured detail of the code (see `ReleaseErrorDetails` in the release API), e.g. `{ field, value, allowed }`. */
+  readonly detail?: Readonly<Record<string, unknown>>;
+  constructor(readonly code: string, readonly status: number, message: string, detail?: Readonly<Record<string, unknown>>) {
     super(message);
     this.name = 'ReleaseRefusedError';
+    this.detail = detail;
   }
 }
 
@@ -108,5 +111,13 @@ export class ReleaseCallError extends PromptAdminError {
   constructor(readonly url: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'ReleaseCallError';
+  }
+}
+
+/** The release function answered 200 with a body that is not a release answer (named in the message). Nothing is assumed moved or not. */
+export class MalformedReleaseAnswerError extends ReleaseCallError {
+  constructor(url: string, readonly problem: string) {
+    super(url, `the release function at ${url} answered with something that is not a release answer: ${problem}`);
+    this.name = 'MalformedReleaseAnswerError';
   }
 }

@@ -32,6 +32,7 @@ export {
   PromptVersionNotFoundError,
   GateDeniedError,
   ReleaseCallError,
+  MalformedReleaseAnswerError,
   ReleaseConflictError,
   ReleaseForbiddenError,
   ReleaseRefusedError,

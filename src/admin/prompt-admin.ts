@@ -3,6 +3,7 @@
  * existing version current again. Versions are never rewritten; only `CURRENT` moves, with the same guarded
  * write the sync uses, so neither an activation nor a concurrent sync is ever lost silently.
  */
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Attr, CURRENT, MAX_VERSION_NUMBER, STATUS_DELETED, promptIdProblem, versionKey } from '../schema';
 import { ReplacedPointer, activatedPointerItem } from './activation';
@@ -17,6 +18,7 @@ import {
 } from './errors';
 import { PromptHistory, queryHistory } from './history';
 import { ReleaseClient } from './release-client';
+import type { ReleaseAnswer } from '../schema/release-api';
 import { backoffDelay, sleep } from '../sync/pacer';
 import { ServingTableStore } from '../sync/store';
 
@@ -49,6 +51,13 @@ export interface ReleaseOptions {
    * @default - no reason recorded
    */
   readonly reason?: string;
+  /**
+   * The move's client token: one per intent, reused on every retry of it. A retry whose move had already committed
+   * (same caller, same request, within 24 hours) answers that move (`replayed: true`) and moves nothing. The admin API
+   * retries a call that got no answer with the same token by itself; pass one to retry across processes.
+   * @default - a new random token per call
+   */
+  readonly clientToken?: string;
 }
 
 /** A rollout to start on a label. */
@@ -82,21 +91,11 @@ export interface StepRolloutOptions extends ReleaseOptions {
   readonly percent?: number;
 }
 
-/** What a move through the release path did (the release function's answer). */
-export interface ReleaseResult {
-  readonly promptId: string;
-  /** `CURRENT` or the label. */
-  readonly target: string;
-  readonly action: string;
-  readonly fromVersion?: number;
-  readonly toVersion: number;
-  /** `false` when nothing had to move (nothing was written or audited). */
-  readonly changed: boolean;
-  readonly at: string;
-  readonly rolloutId?: string;
-  readonly percent?: number;
-  readonly nextStepAt?: string;
-}
+/**
+ * What a move through the release path did (the release function's answer): the release API's one answer type.
+ * `replayed: true` when a retry found the move already committed; `auditEvent` says whether its EventBridge event went out.
+ */
+export type ReleaseResult = ReleaseAnswer;
 
 export interface ListAuditOptions {
   /**
@@ -163,7 +162,7 @@ export class PromptAdmin {
    *   ReleaseForbiddenError, ReleaseConflictError, ReleaseRefusedError (e.g. `RolloutInProgress`), ReleaseCallError
    */
   async setLabel(promptId: string, label: string, versionNumber: number, options: ReleaseOptions = {}): Promise<ReleaseResult> {
-    return this.release({ action: 'set-label', promptId, label, version: versionNumber, reason: options.reason }, versionNumber);
+    return this.release({ action: 'set-label', promptId, label, version: versionNumber, reason: options.reason, clientToken: options.clientToken }, versionNumber);
   }
 
   /**
@@ -174,7 +173,7 @@ export class PromptAdmin {
    * await admin.moveCurrent('greeting', 2, { reason: 'v3 breaks checkout' });
    */
   async moveCurrent(promptId: string, versionNumber: number, options: ReleaseOptions = {}): Promise<ReleaseResult> {
-    return this.release({ action: 'activate', promptId, version: versionNumber, reason: options.reason }, versionNumber);
+    return this.release({ action: 'activate', promptId, version: versionNumber, reason: options.reason, clientToken: options.clientToken }, versionNumber);
   }
 
   /**
@@ -195,6 +194,7 @@ export class PromptAdmin {
       stepIntervalSeconds: options.stepIntervalSeconds,
       alarms: options.alarms,
       reason: options.reason,
+      clientToken: options.clientToken,
     }, versionNumber);
   }
 
@@ -205,7 +205,7 @@ export class PromptAdmin {
    * await admin.stepRollout('greeting', 'production', { percent: 50 });
    */
   async stepRollout(promptId: string, label: string, options: StepRolloutOptions = {}): Promise<ReleaseResult> {
-    return this.release({ action: 'rollout-step', promptId, label, percent: options.percent, reason: options.reason });
+    return this.release({ action: 'rollout-step', promptId, label, percent: options.percent, reason: options.reason, clientToken: options.clientToken });
   }
 
   /**
@@ -215,7 +215,7 @@ export class PromptAdmin {
    * await admin.promoteRollout('greeting', 'production');
    */
   async promoteRollout(promptId: string, label: string, options: ReleaseOptions = {}): Promise<ReleaseResult> {
-    return this.release({ action: 'rollout-promote', promptId, label, reason: options.reason });
+    return this.release({ action: 'rollout-promote', promptId, label, reason: options.reason, clientToken: options.clientToken });
   }
 
   /**
@@ -225,7 +225,7 @@ export class PromptAdmin {
    * await admin.abortRollout('greeting', 'production', { reason: 'error rate' });
    */
   async abortRollout(promptId: string, label: string, options: ReleaseOptions = {}): Promise<ReleaseResult> {
-    return this.release({ action: 'rollout-abort', promptId, label, reason: options.reason });
+    return this.release({ action: 'rollout-abort', promptId, label, reason: options.reason, clientToken: options.clientToken });
   }
 
   /**
@@ -252,7 +252,7 @@ export class PromptAdmin {
       throw new PromptAdminError(`moving labels, rollouts and CURRENT through the release path needs the release function's URL: pass \`releaseUrl\` (PromptServingTable.releaseFunctionUrl) or set ${RELEASE_URL_ENV}`);
     }
     const client = new ReleaseClient(this.releaseUrl, this.client);
-    return await client.call(body, { promptId, version: versionNumber }) as ReleaseResult;
+    return client.call({ ...body, clientToken: body.clientToken ?? randomUUID() }, { promptId, version: versionNumber });
   }
 
   /**

@@ -89,6 +89,14 @@ function alignColumns(rows: readonly string[][]): string[] {
 
 /** One line saying what a release move did. */
 export function formatRelease(result: ReleaseResult): string {
+  const notes = [
+    result.replayed ? 'A retry: this move had already been made (same client token); nothing moved now.\n' : '',
+    result.auditEvent === 'failed' ? 'The move and its audit record are committed; its EventBridge event could not be sent.\n' : '',
+  ].join('');
+  return formatMove(result) + notes;
+}
+
+function formatMove(result: ReleaseResult): string {
   const promptId = printable(result.promptId);
   const target = result.target === 'CURRENT' ? 'CURRENT' : `label '${printable(result.target)}'`;
   if (!result.changed) return `${target} of prompt '${promptId}' already serves version ${result.toVersion}; nothing was written.\n`;

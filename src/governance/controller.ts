@@ -5,6 +5,7 @@
  * AWS AppConfig rolls back a deployment). Its moves are audited with its own role as the actor.
  */
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
+import { WRITE_RESERVE_MS, currentDeadline } from './deadline';
 import { ReleaseError, ReleaseErrorCode } from './errors';
 import type { RegistryEntry } from './label-item';
 import type { MoveResult, ReleaseEngine } from './release';
@@ -78,6 +79,12 @@ export class CloudWatchAlarmStates implements AlarmStates {
   }
 }
 
+/** Whether the invocation's deadline leaves too little time for one more rollout's move (read, gate, write). */
+function outOfTime(): boolean {
+  const deadline = currentDeadline();
+  return deadline !== undefined && deadline.remainingMs() < 2 * WRITE_RESERVE_MS;
+}
+
 function describeError(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
@@ -88,7 +95,8 @@ export interface ControllerAction {
   readonly label: string;
   /** `held`: the prompt was deleted at the source; the rollout waits (an alarm still aborts it). */
   /** `alarms-unreadable`: an alarm the rollout names could not be read; it neither steps nor aborts this pass. */
-  readonly outcome: 'aborted' | 'stepped' | 'promoted' | 'gate-denied' | 'held' | 'not-due' | 'stale-entry-dropped' | 'alarms-unreadable' | 'failed';
+  /** `deferred`: too little of the invocation's time was left to act on it; the next pass does. */
+  readonly outcome: 'aborted' | 'stepped' | 'promoted' | 'gate-denied' | 'held' | 'not-due' | 'stale-entry-dropped' | 'alarms-unreadable' | 'deferred' | 'failed';
   readonly detail?: string;
   readonly result?: MoveResult;
 }
@@ -106,12 +114,16 @@ export class RolloutController {
    * whose alarm could not be read waits (logged), the others go on.
    */
   async tick(): Promise<ControllerAction[]> {
-    const entries = await this.engine.listRollouts();
+    const { entries, dropped } = await this.engine.scanRollouts();
     const watched = [...new Set(entries.flatMap((e) => e.alarms))];
     const none: AlarmReading = { firing: new Set(), unreadable: new Map() };
     const { firing, unreadable } = watched.length > 0 ? await this.alarms.inAlarm(watched) : none;
-    const actions: ControllerAction[] = [];
+    const actions: ControllerAction[] = dropped.map((d) => ({ promptId: d.promptId ?? '', label: d.label ?? '', outcome: 'stale-entry-dropped' as const, detail: d.problem }));
     for (const entry of entries) {
+      if (outOfTime()) {
+        actions.push({ promptId: entry.promptId, label: entry.label, outcome: 'deferred', detail: 'too little time was left in this pass' });
+        continue;
+      }
       const alarm = entry.alarms.find((a) => firing.has(a));
       const blind = entry.alarms.filter((a) => unreadable.has(a));
       if (alarm === undefined && blind.length > 0) {
@@ -129,7 +141,11 @@ export class RolloutController {
   async onAlarm(alarmName: string): Promise<ControllerAction[]> {
     const entries = (await this.engine.listRollouts()).filter((e) => e.alarms.includes(alarmName));
     const actions: ControllerAction[] = [];
-    for (const entry of entries) actions.push(await this.guard(entry, () => this.abort(entry, alarmName)));
+    for (const entry of entries) {
+      actions.push(outOfTime()
+        ? { promptId: entry.promptId, label: entry.label, outcome: 'failed', detail: 'too little time was left to abort it; retried' }
+        : await this.guard(entry, () => this.abort(entry, alarmName)));
+    }
     return actions;
   }
 

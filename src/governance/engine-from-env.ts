@@ -2,6 +2,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import { CONNECTION_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TABLE_CALL_LIMIT_MS, withCallDeadlines } from './deadline';
 import { ReleaseEngine } from './release';
 import { Env, requireEnv } from '../schema';
 import { AuditEvents } from '../sync/audit';
@@ -14,7 +15,19 @@ export function gateFromEnv(): ActivationGate {
   if (!gateFunction) return OPEN_GATE;
   // One attempt: a retry after a timeout would double the wait; the caller (or the next tick) tries again.
   const timeoutMs = envPositiveInt(GovernanceEnv.gateTimeoutMs, DEFAULT_GATE_TIMEOUT_MS)!;
-  return new LambdaActivationGate(new LambdaClient({ maxAttempts: 1 }), gateFunction, timeoutMs);
+  const lambdaClient = new LambdaClient({ maxAttempts: 1, requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS } });
+  return new LambdaActivationGate(lambdaClient, gateFunction, timeoutMs);
+}
+
+/**
+ * Options of the governance functions' SDK clients: per-attempt socket limits, a backstop under the invocation's
+ * deadline (which `withCallDeadlines` applies to every call).
+ */
+export const SDK_CLIENT_OPTIONS = { requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS } };
+
+/** A DynamoDB client for a governance function: socket limits, and every call bounded by the invocation's deadline. */
+export function governanceDynamoDBClient(): DynamoDBClient {
+  return withCallDeadlines(new DynamoDBClient(SDK_CLIENT_OPTIONS), TABLE_CALL_LIMIT_MS);
 }
 
 export function engineFromEnv(dynamoDBClient: DynamoDBClient, handlerName: string): ReleaseEngine {
@@ -23,7 +36,7 @@ export function engineFromEnv(dynamoDBClient: DynamoDBClient, handlerName: strin
     dynamoDBClient,
     tableName,
     gate: gateFromEnv(),
-    events: new AuditEvents(new EventBridgeClient({}), tableName),
+    events: new AuditEvents(withCallDeadlines(new EventBridgeClient(SDK_CLIENT_OPTIONS)), tableName),
     auditRetentionSeconds: envPositiveInt(GovernanceEnv.auditRetentionSeconds, undefined),
     allowedAlarms: envStringList(GovernanceEnv.rolloutAlarms),
   });

@@ -5,10 +5,11 @@
  * construct recorded), then runs the move with the release engine (gate, guarded write, audit).
  *
  * Request: `POST /` with a JSON body (see ./requests.ts). Answer: `200 { "result": … }`, or
- * `<status> { "error": { "code", "message" } }` (codes in ./errors.ts).
+ * `<status> { "error": { "code", "message", "detail" } }` (schema/release-api.ts). Every call it makes is bounded by
+ * its remaining time (./deadline.ts): it answers before Lambda's timeout, even when a dependency never answers.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { engineFromEnv } from './engine-from-env';
+import { Deadline, runWithDeadline } from './deadline';
+import { engineFromEnv, governanceDynamoDBClient } from './engine-from-env';
 import { ReleaseError, ReleaseErrorCode } from './errors';
 import { authorizationProblem, parseScopes, ReleaseScope } from './principal';
 import type { ReleaseEngine } from './release';
@@ -34,18 +35,26 @@ export interface FunctionUrlResult {
 /** Largest request body read (a release request is a few hundred bytes). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-const client = new DynamoDBClient({});
+const client = governanceDynamoDBClient();
+/** The function's timeout (the construct's), when Lambda's context gives no remaining time. */
+const FALLBACK_REMAINING_MS = 30_000;
 let engine: ReleaseEngine | undefined;
 let scopes: ReleaseScope[] | undefined;
 
-export async function handler(event: FunctionUrlEvent): Promise<FunctionUrlResult> {
+/** Lambda's context: the remaining time bounds every call the function makes (see ./deadline.ts). */
+export interface LambdaContext {
+  getRemainingTimeInMillis?(): number;
+}
+
+export async function handler(event: FunctionUrlEvent, context?: LambdaContext): Promise<FunctionUrlResult> {
+  const deadline = Deadline.fromContext(context, FALLBACK_REMAINING_MS);
   try {
     engine ??= engineFromEnv(client, 'release function');
     scopes ??= parseScopes(process.env[GovernanceEnv.releaseScopes]);
   } catch (err) {
     return failure(err);
   }
-  return serve(event, engine, scopes);
+  return runWithDeadline(deadline, () => serve(event, engine!, scopes!));
 }
 
 /** The answer to one request, with the given engine and grants (the handler's own, or a test's). */
@@ -60,7 +69,7 @@ export async function serve(event: FunctionUrlEvent, releaseEngine: ReleaseEngin
 function failure(err: unknown): FunctionUrlResult {
   if (err instanceof ReleaseError) {
     console.log(JSON.stringify({ level: 'INFO', message: 'release request refused', code: err.code, reason: err.message }));
-    return respond(err.status, { error: { code: err.code, message: err.message } });
+    return respond(err.status, { error: { code: err.code, message: err.message, ...(err.detail && { detail: err.detail }) } });
   }
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   console.error(JSON.stringify({ level: 'ERROR', message: 'release request failed', error: message }));

@@ -14,21 +14,29 @@ import {
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
   TransactWriteItem,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { ReleaseError, ReleaseErrorCode } from './errors';
+import { committedAnswer, clientTokenPut, Idempotency } from './client-token';
+import { EVENTS_LIMIT_MS, WRITE_RESERVE_MS, currentDeadline, isDeadlineError, runWithin } from './deadline';
 import {
-  ROLLOUTS_ID,
+  ReleaseError,
+  ReleaseErrorCode,
+  deadlineExceeded,
+  labelNotFound,
+  promptDeleted,
+  promptNotFound,
+  rolloutInProgress,
+  rolloutNotFound,
+  versionNotFound,
+} from './errors';
+import {
   Rollout,
   RegistryEntry,
   labelGuard,
   labelItemFromVersion,
   labelItemWithRollout,
   nextRevisionOf,
-  parseRegistryEntry,
-  parseRollout,
   registryItem,
   registryKey,
   RegistryAttr,
@@ -41,9 +49,10 @@ import type {
   StartRolloutRequest,
   StepRolloutRequest,
 } from './requests';
+import { parseRolloutItem } from './rollout-items';
+import { RegistryScan, scanRegistry } from './rollout-registry';
 import { activatedPointerItem } from '../admin/activation';
 import {
-  AuditAction,
   Attr,
   CURRENT,
   LabelAttr,
@@ -57,6 +66,7 @@ import {
   versionKey,
 } from '../schema';
 import { Item, fromItem } from '../schema/ddb-codec';
+import type { AuditEventDelivery, ReleaseAnswer } from '../schema/release-api';
 import { AuditEntry, AuditEvents, auditItem, auditPut } from '../sync/audit';
 import { ActivationGate, GateCandidate } from '../sync/gate';
 import { isConflict } from '../sync/guarded-write';
@@ -80,25 +90,8 @@ export interface ReleaseEngineOptions {
   readonly now?: () => number;
 }
 
-/** What a move did. */
-export interface MoveResult {
-  readonly promptId: string;
-  /** `CURRENT` or the label. */
-  readonly target: string;
-  readonly action: AuditAction;
-  /** What the pointer served before (absent for a new label). */
-  readonly fromVersion?: number;
-  /** What it serves after (for a rollout: the candidate). */
-  readonly toVersion: number;
-  /** `false` when nothing had to move: nothing was written or audited. */
-  readonly changed: boolean;
-  readonly at: string;
-  readonly rolloutId?: string;
-  /** The rollout's share after the move, in percent. */
-  readonly percent?: number;
-  /** The next scheduled step, if any. */
-  readonly nextStepAt?: string;
-}
+/** What a move did: the release API's one answer type. */
+export type MoveResult = ReleaseAnswer;
 
 /** Options of the moves the rollout controller makes. */
 export interface ControllerMoveOptions {
@@ -132,10 +125,10 @@ export class ReleaseEngine {
 
   /** Makes version `version` what `CURRENT` serves (a rollback or roll forward), gated and audited. */
   activate(req: ActivateRequest, actor: string): Promise<MoveResult> {
-    return this.attempt(async () => {
+    return this.attempt(req, actor, async () => {
       const [pointer, version] = await Promise.all([this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version)]);
-      if (!pointer) throw notFound(req.promptId);
-      if (pointer.state.status === STATUS_DELETED) throw deleted(req.promptId);
+      if (!pointer) throw promptNotFound(req.promptId);
+      if (pointer.state.status === STATUS_DELETED) throw promptDeleted(req.promptId);
       if (!version) throw versionNotFound(req.promptId, req.version);
       const at = this.isoNow();
       const base = { promptId: req.promptId, target: CURRENT, action: 'activate' as const, fromVersion: pointer.state.versionNumber, toVersion: req.version, at };
@@ -152,15 +145,15 @@ export class ReleaseEngine {
 
   /** Points `label` at version `version` (creating the label), gated and audited. Refused while a rollout runs. */
   setLabel(req: SetLabelRequest, actor: string): Promise<MoveResult> {
-    return this.attempt(async () => {
+    return this.attempt(req, actor, async () => {
       const [pointer, version, labelRead] = await Promise.all([
         this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.getLabel(req.promptId, req.label),
       ]);
-      if (!pointer) throw notFound(req.promptId);
-      if (pointer.state.status === STATUS_DELETED) throw deleted(req.promptId);
+      if (!pointer) throw promptNotFound(req.promptId);
+      if (pointer.state.status === STATUS_DELETED) throw promptDeleted(req.promptId);
       if (!version) throw versionNotFound(req.promptId, req.version);
       const label = labelRead && fromItem(labelRead);
-      if (label?.[LabelAttr.rollout] !== undefined) throw inProgress(req.promptId, req.label);
+      if (label?.[LabelAttr.rollout] !== undefined) throw rolloutInProgress(req.promptId, req.label);
       const at = this.isoNow();
       const fromVersion = label ? label[Attr.versionNumber] as number : undefined;
       const base = { promptId: req.promptId, target: req.label, action: 'label' as const, fromVersion, toVersion: req.version, at };
@@ -184,16 +177,16 @@ export class ReleaseEngine {
       const known = this.options.allowedAlarms.length > 0 ? this.options.allowedAlarms.join(', ') : 'none: the construct was given no `rolloutAlarms`';
       throw new ReleaseError(ReleaseErrorCode.badRequest, `unknown alarm${unknown.length > 1 ? 's' : ''} ${unknown.map((a) => `'${a}'`).join(', ')}: a rollout may name only the alarms the construct watches (${known})`);
     }
-    return this.attempt(async () => {
+    return this.attempt(req, actor, async () => {
       const [pointer, version, labelRead] = await Promise.all([
         this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.getLabel(req.promptId, req.label),
       ]);
-      if (!pointer) throw notFound(req.promptId);
-      if (pointer.state.status === STATUS_DELETED) throw deleted(req.promptId);
+      if (!pointer) throw promptNotFound(req.promptId);
+      if (pointer.state.status === STATUS_DELETED) throw promptDeleted(req.promptId);
       if (!version) throw versionNotFound(req.promptId, req.version);
       if (!labelRead) throw labelNotFound(req.promptId, req.label);
       const label = fromItem(labelRead);
-      if (label[LabelAttr.rollout] !== undefined) throw inProgress(req.promptId, req.label);
+      if (label[LabelAttr.rollout] !== undefined) throw rolloutInProgress(req.promptId, req.label);
       const fromVersion = label[Attr.versionNumber] as number;
       if (fromVersion === req.version) {
         throw new ReleaseError(ReleaseErrorCode.badRequest, `label '${req.label}' of prompt '${req.promptId}' already serves version ${req.version}: nothing to roll out`);
@@ -235,7 +228,7 @@ export class ReleaseEngine {
    * At 100 % with a schedule, the next due step promotes (the interval is the bake time).
    */
   stepRollout(req: StepRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
-    return this.attempt(async () => {
+    return this.attempt(req, actor, async () => {
       const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
       await this.requireServed(req.promptId);
       let percentBp: number;
@@ -270,7 +263,7 @@ export class ReleaseEngine {
 
   /** Makes the candidate what the label serves (content and identity) and ends the rollout. */
   promoteRollout(req: PromoteRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
-    return this.attempt(async () => {
+    return this.attempt(req, actor, async () => {
       const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
       await this.requireServed(req.promptId);
       const version = await this.candidateOf(req.promptId, req.label, rollout);
@@ -331,11 +324,11 @@ export class ReleaseEngine {
    * what the label served before. Also removes a hand-broken rollout attribute.
    */
   abortRollout(req: AbortRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
-    return this.attempt(async () => {
+    return this.attempt(req, actor, async () => {
       const labelRead = await this.getLabel(req.promptId, req.label);
       if (!labelRead) throw labelNotFound(req.promptId, req.label);
       const label = fromItem(labelRead);
-      const parsed = parseRollout(label[LabelAttr.rollout]);
+      const parsed = parseRolloutItem(label[LabelAttr.rollout]);
       if (parsed === undefined || (options.rolloutId !== undefined && typeof parsed !== 'string' && parsed.rolloutId !== options.rolloutId)) {
         throw rolloutNotFound(req.promptId, req.label);
       }
@@ -362,28 +355,17 @@ export class ReleaseEngine {
     });
   }
 
-  /** Every rollout in progress, from the registry (one strongly consistent Query, paginated). */
+  /** Every rollout in progress, from the registry (see ./rollout-registry.ts). */
   async listRollouts(): Promise<RegistryEntry[]> {
-    const entries: RegistryEntry[] = [];
-    let startKey: Item | undefined;
-    for (let page = 0; page < 1_000; page++) {
-      const out = await this.client.send(new QueryCommand({
-        TableName: this.tableName,
-        ConsistentRead: true,
-        KeyConditionExpression: '#pk = :rollouts',
-        ExpressionAttributeNames: { '#pk': PARTITION_KEY },
-        ExpressionAttributeValues: { ':rollouts': { S: ROLLOUTS_ID } },
-        ExclusiveStartKey: startKey,
-      }));
-      for (const raw of out.Items ?? []) {
-        const entry = parseRegistryEntry(fromItem(raw));
-        if (entry) entries.push(entry);
-        else console.error(JSON.stringify({ level: 'WARN', message: 'ignoring a malformed rollout registry item', key: raw[SORT_KEY]?.S }));
-      }
-      startKey = out.LastEvaluatedKey;
-      if (!startKey) break;
-    }
-    return entries;
+    return (await this.scanRollouts()).entries;
+  }
+
+  /** Every rollout in progress, and the registry items dropped because nothing can ever act on them. */
+  scanRollouts(): Promise<RegistryScan> {
+    return scanRegistry(this.client, this.tableName, async (promptId, label) => {
+      const read = await this.getLabel(promptId, label);
+      return read && parseRolloutItem(fromItem(read)[LabelAttr.rollout]);
+    });
   }
 
   /**
@@ -406,7 +388,7 @@ export class ReleaseEngine {
   async readRollout(promptId: string, labelName: string, rolloutId?: string): Promise<{ labelRead: Item; rollout: Rollout }> {
     const labelRead = await this.getLabel(promptId, labelName);
     if (!labelRead) throw labelNotFound(promptId, labelName);
-    const parsed = parseRollout(fromItem(labelRead)[LabelAttr.rollout]);
+    const parsed = parseRolloutItem(fromItem(labelRead)[LabelAttr.rollout]);
     if (parsed === undefined || (typeof parsed !== 'string' && rolloutId !== undefined && parsed.rolloutId !== rolloutId)) throw rolloutNotFound(promptId, labelName);
     if (typeof parsed === 'string') {
       throw new ReleaseError(ReleaseErrorCode.conflict, `the rollout of label '${labelName}' of prompt '${promptId}' is broken (${parsed}): abort it`);
@@ -414,24 +396,54 @@ export class ReleaseEngine {
     return { labelRead, rollout: parsed };
   }
 
-  /** Runs one move: plan from fresh reads, write in one transaction, retry a lost race; then the audit event. */
-  private async attempt(plan: () => Promise<Plan | MoveResult>): Promise<MoveResult> {
+  /**
+   * Runs one move: with a client token, first the answer of the move it already committed, if any; then plan from
+   * fresh reads, write in one transaction (with the token item), retry a lost race; then the audit event, bounded
+   * and best-effort. A call that does not answer by the deadline is `DeadlineExceeded`, saying whether the write was sent.
+   */
+  private async attempt(req: { readonly clientToken?: string }, actor: string, plan: () => Promise<Plan | MoveResult>): Promise<MoveResult> {
+    const idempotency = idempotencyOf(req, actor);
     for (let attempt = 1; ; attempt++) {
-      const planned = await plan();
+      let planned: Plan | MoveResult;
+      try {
+        const done = idempotency && await committedAnswer(this.client, this.tableName, idempotency, this.now());
+        if (done) return done;
+        planned = await plan();
+      } catch (err) {
+        if (isDeadlineError(err) && !(err instanceof ReleaseError)) throw deadlineExceeded('a read of the serving table', 'no', err);
+        throw err;
+      }
       if (!('writes' in planned)) return planned;
       const audit = auditItem(planned.audit, this.options.auditRetentionSeconds, this.now());
+      const token = idempotency ? [clientTokenPut(this.tableName, idempotency, planned.result, this.now())] : [];
       try {
-        await this.client.send(new TransactWriteItemsCommand({ TransactItems: [...planned.writes, auditPut(this.tableName, audit)] }));
+        await this.client.send(new TransactWriteItemsCommand({ TransactItems: [...planned.writes, auditPut(this.tableName, audit), ...token] }));
       } catch (err) {
+        if (isDeadlineError(err)) throw deadlineExceeded('the move\'s write (DynamoDB TransactWriteItems)', 'unknown', err);
         if (!isConflict(err)) throw err;
         if (attempt >= MAX_RELEASE_ATTEMPTS) {
-          throw new ReleaseError(ReleaseErrorCode.conflict, `'${planned.result.target}' of prompt '${planned.result.promptId}' changed under each of ${attempt} attempts (a concurrent move won; nothing was overwritten): check it and try again`);
+          throw new ReleaseError(ReleaseErrorCode.conflict, `'${planned.result.target}' of prompt '${planned.result.promptId}' changed under each of ${attempt} attempts (a concurrent move won; nothing was overwritten): check it and try again`,
+            { promptId: planned.result.promptId, target: planned.result.target });
         }
         await sleep(backoffDelay(attempt, { baseDelayMs: 50, maxDelayMs: 1_000 }));
         continue;
       }
-      await this.options.events?.emit([planned.audit]);
-      return planned.result;
+      return { ...planned.result, auditEvent: await this.emitBestEffort(planned.audit) };
+    }
+  }
+
+  /**
+   * The audit event of a committed record, within {@link EVENTS_LIMIT_MS} (and the deadline): best-effort, never a
+   * reason to answer a committed move as failed. The table's record is the trail of record.
+   */
+  private async emitBestEffort(entry: AuditEntry): Promise<AuditEventDelivery> {
+    if (!this.options.events) return 'off';
+    try {
+      const out = await runWithin(EVENTS_LIMIT_MS, () => this.options.events!.emit([entry]));
+      return out.failed > 0 ? 'failed' : 'sent';
+    } catch (err) {
+      console.error(JSON.stringify({ level: 'ERROR', message: 'audit event not sent', error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) }));
+      return 'failed';
     }
   }
 
@@ -455,7 +467,8 @@ export class ReleaseEngine {
       percent: entry.percentBp === undefined ? undefined : entry.percentBp / 100,
       actor: entry.actor,
     };
-    const decision = await this.options.gate.check(candidate);
+    const deadline = currentDeadline();
+    const decision = await this.options.gate.check(candidate, deadline && { timeoutMs: deadline.remainingMs() - WRITE_RESERVE_MS });
     if (decision.allow) return;
     const denial: AuditEntry = { ...entry, action: 'gate-deny', reason: `${entry.action} denied: ${decision.reason}` };
     const record = auditPut(this.tableName, auditItem(denial, this.options.auditRetentionSeconds, this.now()));
@@ -475,15 +488,15 @@ export class ReleaseEngine {
     } else {
       await this.client.send(new PutItemCommand(record.Put!));
     }
-    await this.options.events?.emit([denial]);
-    throw new ReleaseError(ReleaseErrorCode.gateDenied, `the activation gate denied ${entry.action} of version ${entry.toVersion} to '${entry.target}' of prompt '${entry.promptId}': ${decision.reason}`);
+    await this.emitBestEffort(denial);
+    throw new ReleaseError(ReleaseErrorCode.gateDenied, `the activation gate denied ${entry.action} of version ${entry.toVersion} to '${entry.target}' of prompt '${entry.promptId}': ${decision.reason}`, { reason: decision.reason });
   }
 
   /** A rollout of a prompt deleted at the source holds (abort still works) until the prompt is back. */
   private async requireServed(promptId: string): Promise<void> {
     const pointer = await this.store.getPointer(promptId);
-    if (!pointer) throw notFound(promptId);
-    if (pointer.status === STATUS_DELETED) throw deleted(promptId);
+    if (!pointer) throw promptNotFound(promptId);
+    if (pointer.status === STATUS_DELETED) throw promptDeleted(promptId);
   }
 
   /**
@@ -550,26 +563,9 @@ export class ReleaseEngine {
   }
 }
 
-function notFound(promptId: string): ReleaseError {
-  return new ReleaseError(ReleaseErrorCode.promptNotFound, `prompt '${promptId}' not found`);
-}
-
-function deleted(promptId: string): ReleaseError {
-  return new ReleaseError(ReleaseErrorCode.promptDeleted, `prompt '${promptId}' was deleted at the source; add it back there before moving its pointers`);
-}
-
-function versionNotFound(promptId: string, version: number): ReleaseError {
-  return new ReleaseError(ReleaseErrorCode.versionNotFound, `version ${version} of prompt '${promptId}' not found`);
-}
-
-function labelNotFound(promptId: string, label: string): ReleaseError {
-  return new ReleaseError(ReleaseErrorCode.labelNotFound, `prompt '${promptId}' has no label '${label}': set it first (label set)`);
-}
-
-function rolloutNotFound(promptId: string, label: string): ReleaseError {
-  return new ReleaseError(ReleaseErrorCode.rolloutNotFound, `label '${label}' of prompt '${promptId}' has no rollout in progress`);
-}
-
-function inProgress(promptId: string, label: string): ReleaseError {
-  return new ReleaseError(ReleaseErrorCode.rolloutInProgress, `label '${label}' of prompt '${promptId}' has a rollout in progress: promote or abort it first`);
+/** A request's idempotency, when it carries a client token: keyed by the caller, compared on the rest of the request. */
+function idempotencyOf(req: { readonly clientToken?: string }, actor: string): Idempotency | undefined {
+  if (req.clientToken === undefined) return undefined;
+  const { clientToken, ...request } = req;
+  return { actor, clientToken, request };
 }

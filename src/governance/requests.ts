@@ -5,6 +5,7 @@
  */
 import { ReleaseError, ReleaseErrorCode } from './errors';
 import { MAX_VERSION_NUMBER, ROLLOUT_SCALE, describePromptId, labelNameProblem, promptIdProblem } from '../schema';
+import { CLIENT_TOKEN_PATTERN, RELEASE_ACTIONS } from '../schema/release-api';
 
 /** Most steps a rollout may list. */
 export const MAX_ROLLOUT_STEPS = 20;
@@ -15,8 +16,8 @@ export const MAX_STEP_INTERVAL_SECONDS = 7 * 24 * 3600;
 /** Most alarms one rollout may name. */
 export const MAX_ROLLOUT_ALARMS = 10;
 
-export interface ActivateRequest { readonly action: 'activate'; readonly promptId: string; readonly version: number; readonly reason?: string }
-export interface SetLabelRequest { readonly action: 'set-label'; readonly promptId: string; readonly label: string; readonly version: number; readonly reason?: string }
+export interface ActivateRequest { readonly action: 'activate'; readonly promptId: string; readonly version: number; readonly reason?: string; readonly clientToken?: string }
+export interface SetLabelRequest { readonly action: 'set-label'; readonly promptId: string; readonly label: string; readonly version: number; readonly reason?: string; readonly clientToken?: string }
 export interface StartRolloutRequest {
   readonly action: 'rollout-start';
   readonly promptId: string;
@@ -27,19 +28,24 @@ export interface StartRolloutRequest {
   readonly stepIntervalSeconds?: number;
   readonly alarms: readonly string[];
   readonly reason?: string;
+  readonly clientToken?: string;
 }
-export interface StepRolloutRequest { readonly action: 'rollout-step'; readonly promptId: string; readonly label: string; readonly percentBp?: number; readonly reason?: string }
-export interface PromoteRolloutRequest { readonly action: 'rollout-promote'; readonly promptId: string; readonly label: string; readonly reason?: string }
-export interface AbortRolloutRequest { readonly action: 'rollout-abort'; readonly promptId: string; readonly label: string; readonly reason?: string }
+export interface StepRolloutRequest { readonly action: 'rollout-step'; readonly promptId: string; readonly label: string; readonly percentBp?: number; readonly reason?: string; readonly clientToken?: string }
+export interface PromoteRolloutRequest { readonly action: 'rollout-promote'; readonly promptId: string; readonly label: string; readonly reason?: string; readonly clientToken?: string }
+export interface AbortRolloutRequest { readonly action: 'rollout-abort'; readonly promptId: string; readonly label: string; readonly reason?: string; readonly clientToken?: string }
 
 export type ReleaseRequest =
   | ActivateRequest | SetLabelRequest | StartRolloutRequest | StepRolloutRequest | PromoteRolloutRequest | AbortRolloutRequest;
 
-const ACTIONS = ['activate', 'set-label', 'rollout-start', 'rollout-step', 'rollout-promote', 'rollout-abort'] as const;
+const ACTIONS = RELEASE_ACTIONS;
 
-function bad(message: string): ReleaseError {
-  return new ReleaseError(ReleaseErrorCode.badRequest, message);
+function bad(message: string, field?: string, value?: unknown, allowed?: string): ReleaseError {
+  const detail = field === undefined ? undefined : { field, value: JSON.stringify(value) ?? String(value), allowed };
+  return new ReleaseError(ReleaseErrorCode.badRequest, message, detail);
 }
+
+/** Lowest share a rollout may give: one basis point, 0.01 %. */
+export const MIN_PERCENT = 0.01;
 
 /** The request in a parsed JSON body, checked. */
 export function parseReleaseRequest(body: unknown): ReleaseRequest {
@@ -51,7 +57,12 @@ export function parseReleaseRequest(body: unknown): ReleaseRequest {
   }
   const promptId = parsePromptId(b.promptId);
   const reason = optionalReason(b.reason);
-  switch (action as ReleaseRequest['action']) {
+  const clientToken = parseClientToken(b.clientToken);
+  return { ...parseAction(action as ReleaseRequest['action'], b, promptId, reason), ...(clientToken !== undefined && { clientToken }) };
+}
+
+function parseAction(action: ReleaseRequest['action'], b: Record<string, unknown>, promptId: string, reason: string | undefined): ReleaseRequest {
+  switch (action) {
     case 'activate':
       return { action: 'activate', promptId, version: parseVersion(b.version, 'version'), reason };
     case 'set-label':
@@ -82,6 +93,14 @@ export function parseReleaseRequest(body: unknown): ReleaseRequest {
   }
 }
 
+function parseClientToken(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || !CLIENT_TOKEN_PATTERN.test(value)) {
+    throw bad(`\`clientToken\` must be 1 to 64 letters, digits, '-' or '_', got ${JSON.stringify(value) ?? String(value)}`, 'clientToken', value, CLIENT_TOKEN_PATTERN.source);
+  }
+  return value;
+}
+
 function parsePromptId(value: unknown): string {
   const problem = promptIdProblem(value);
   if (problem !== undefined) throw bad(`\`promptId\` ${describePromptId(value)} is not a prompt id: ${problem}`);
@@ -96,18 +115,19 @@ function parseLabel(value: unknown): string {
 
 function parseVersion(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_VERSION_NUMBER) {
-    throw bad(`\`${field}\` must be a whole number from 1 to ${MAX_VERSION_NUMBER}, got ${JSON.stringify(value) ?? String(value)}`);
+    throw bad(`\`${field}\` must be a whole number from 1 to ${MAX_VERSION_NUMBER}, got ${JSON.stringify(value) ?? String(value)}`, field, value, `1..${MAX_VERSION_NUMBER}`);
   }
   return value;
 }
 
-/** A percent (a number above 0 and at most 100, in steps of 0.01) as basis points. */
+/** A percent (from 0.01 to 100, in steps of 0.01) as basis points; anything else is refused naming the field. */
 export function percentToBp(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw bad(`\`${field}\` must be a number, got ${JSON.stringify(value) ?? String(value)}`);
+  const allowed = `${MIN_PERCENT}..100 in steps of 0.01`;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw bad(`\`${field}\` must be a number, got ${JSON.stringify(value) ?? String(value)}`, field, value, allowed);
+  if (!(value >= MIN_PERCENT && value <= 100)) throw bad(`\`${field}\` must be from ${MIN_PERCENT} to 100 (percent), got ${value}`, field, value, allowed);
   const bp = Math.round(value * 100);
-  if (!(value > 0 && value <= 100)) throw bad(`\`${field}\` must be above 0 and at most 100, got ${value}`);
-  if (Math.abs(bp - value * 100) > 1e-6) throw bad(`\`${field}\` must be a whole number of hundredths of a percent, got ${value}`);
-  return Math.min(bp, ROLLOUT_SCALE);
+  if (Math.abs(bp - value * 100) > 1e-6) throw bad(`\`${field}\` must be a whole number of hundredths of a percent, got ${value}`, field, value, allowed);
+  return Math.min(Math.max(bp, 1), ROLLOUT_SCALE);
 }
 
 function parseSteps(value: unknown, initialBp: number): number[] {
@@ -125,7 +145,8 @@ function parseSteps(value: unknown, initialBp: number): number[] {
 
 function parseInterval(value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_STEP_INTERVAL_SECONDS || value > MAX_STEP_INTERVAL_SECONDS) {
-    throw bad(`\`stepIntervalSeconds\` must be a whole number from ${MIN_STEP_INTERVAL_SECONDS} to ${MAX_STEP_INTERVAL_SECONDS}, got ${JSON.stringify(value) ?? String(value)}`);
+    throw bad(`\`stepIntervalSeconds\` must be a whole number from ${MIN_STEP_INTERVAL_SECONDS} to ${MAX_STEP_INTERVAL_SECONDS}, got ${JSON.stringify(value) ?? String(value)}`,
+      'stepIntervalSeconds', value, `${MIN_STEP_INTERVAL_SECONDS}..${MAX_STEP_INTERVAL_SECONDS}`);
   }
   return value;
 }

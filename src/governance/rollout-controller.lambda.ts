@@ -4,9 +4,10 @@
  * construct watches, to abort at once. See ./controller.ts.
  */
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CloudWatchAlarmStates, ControllerAction, RolloutController } from './controller';
-import { engineFromEnv } from './engine-from-env';
+import { Deadline, TABLE_CALL_LIMIT_MS, runWithDeadline, withCallDeadlines } from './deadline';
+import { SDK_CLIENT_OPTIONS, engineFromEnv, governanceDynamoDBClient } from './engine-from-env';
+import type { LambdaContext } from './release.lambda';
 import { requireEnv } from '../schema';
 import { GovernanceEnv } from '../sync/governance-env';
 
@@ -19,13 +20,20 @@ export interface ControllerEvent {
 
 export const ALARM_STATE_CHANGE = 'CloudWatch Alarm State Change';
 
-const client = new DynamoDBClient({});
+const client = governanceDynamoDBClient();
 let controller: RolloutController | undefined;
+/** The function's timeout (the construct's), when Lambda's context gives no remaining time. */
+const FALLBACK_REMAINING_MS = 60_000;
 
-export async function handler(event: ControllerEvent): Promise<{ actions: ControllerAction[] }> {
+/** Every call of a pass is bounded by the invocation's remaining time (see ./deadline.ts). */
+export async function handler(event: ControllerEvent, context?: LambdaContext): Promise<{ actions: ControllerAction[] }> {
+  return runWithDeadline(Deadline.fromContext(context, FALLBACK_REMAINING_MS), () => run(event));
+}
+
+async function run(event: ControllerEvent): Promise<{ actions: ControllerAction[] }> {
   controller ??= new RolloutController(
     engineFromEnv(client, 'rollout controller'),
-    new CloudWatchAlarmStates(new CloudWatchClient({})),
+    new CloudWatchAlarmStates(withCallDeadlines(new CloudWatchClient(SDK_CLIENT_OPTIONS), TABLE_CALL_LIMIT_MS)),
     requireEnv(GovernanceEnv.actorArn, 'rollout controller'),
   );
   if (event['detail-type'] === ALARM_STATE_CHANGE) {

@@ -33,7 +33,12 @@ export interface GateDecision {
 
 /** Decides whether a candidate may become what a pointer serves. */
 export interface ActivationGate {
-  check(candidate: GateCandidate): Promise<GateDecision>;
+  /** `options.timeoutMs`: the caller's own limit (what is left of its deadline); the gate answers within the shorter. */
+  check(candidate: GateCandidate, options?: GateCheckOptions): Promise<GateDecision>;
+}
+
+export interface GateCheckOptions {
+  readonly timeoutMs?: number;
 }
 
 /** No gate configured: every move is allowed. */
@@ -48,8 +53,10 @@ const MAX_GATE_REASON = 500;
 export class LambdaActivationGate implements ActivationGate {
   constructor(private readonly client: LambdaClient, private readonly functionName: string, private readonly timeoutMs: number) {}
 
-  async check(candidate: GateCandidate): Promise<GateDecision> {
-    const signal = AbortSignal.timeout(this.timeoutMs);
+  async check(candidate: GateCandidate, options: GateCheckOptions = {}): Promise<GateDecision> {
+    const timeoutMs = Math.min(this.timeoutMs, options.timeoutMs ?? Infinity);
+    if (!(timeoutMs > 0)) return deny(`no time was left to ask activation gate ${this.functionName} before the deadline (fail closed)`);
+    const signal = AbortSignal.timeout(timeoutMs);
     let out;
     try {
       out = await this.client.send(new InvokeCommand({
@@ -58,7 +65,7 @@ export class LambdaActivationGate implements ActivationGate {
         Payload: new TextEncoder().encode(JSON.stringify(candidate)),
       }), { abortSignal: signal });
     } catch (err) {
-      if (signal.aborted) return deny(`activation gate ${this.functionName} did not answer within ${this.timeoutMs} ms (fail closed)`);
+      if (signal.aborted) return deny(`activation gate ${this.functionName} did not answer within ${timeoutMs} ms (fail closed)`);
       return deny(`activation gate ${this.functionName} could not be invoked (fail closed): ${describe(err)}`);
     }
     const text = out.Payload ? new TextDecoder().decode(out.Payload) : '';

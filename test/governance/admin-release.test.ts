@@ -106,7 +106,9 @@ describe('the admin API through the release function URL (SigV4, verified caller
   test.each([
     ['a reserved label name', (a: PromptAdmin) => a.setLabel('greeting', 'current', 1), /label name 'current' is reserved/],
     ['an invalid label name', (a: PromptAdmin) => a.setLabel('greeting', 'Prod', 1), /label name "Prod" must match/],
-    ['a percent above 100', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 150 }), /`percent` must be above 0 and at most 100, got 150/],
+    ['a percent above 100', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 150 }), /`percent` must be from 0.01 to 100 \(percent\), got 150/],
+    ['a percent that rounds to no share at all', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 1e-300 }), /`percent` must be from 0.01 to 100 \(percent\), got 1e-300/],
+    ['a step percent that rounds to no share at all', (a: PromptAdmin) => a.stepRollout('greeting', 'staging', { percent: 1e-300 }), /`percent` must be from 0.01 to 100/],
     ['a percent that is not a number', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: '10' as any }), /`percent` must be a number, got "10"/],
     ['a percent that JSON cannot carry (NaN)', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: NaN }), /`percent` must be a number, got null/],
     ['a percent finer than hundredths', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 10.005 }), /whole number of hundredths/],
