@@ -8,6 +8,7 @@ import { Catalog } from './catalog';
 import { EpochWatcher } from './epoch';
 import { PromptNotFoundError, PromptServingError, PromptStoreError } from './errors';
 import { fallbackPrompt, PromptFallback } from './fallback';
+import { callReadHook, warnHookFailed } from './hook';
 import { PromptCacheL2, withTimeout } from './l2';
 import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter } from './l2-env';
 import { invalidLabelReason, labelCacheKey, labelItemKey, missingLabelReason, promptFromLabelItem } from './labels';
@@ -258,17 +259,13 @@ export class PromptClient {
     })) as Promise<PromptFor<K>>;
   }
 
-  /** Calls `onRead`; a hook that throws never fails the read (reported once on stderr). */
+  /** Calls `onRead`; a hook that throws or rejects never fails the read nor the process (reported once on stderr). */
   private reportRead(prompt: Prompt, requestedVersion: number | undefined): void {
-    try {
-      this.onRead!(readInfo(this.options.tableName, prompt, requestedVersion), this);
-    } catch (err) {
+    callReadHook(this.onRead!, readInfo(this.options.tableName, prompt, requestedVersion), this, (err) => {
       if (this.onReadFailed) return;
       this.onReadFailed = true;
-      process.stderr.write(JSON.stringify({
-        level: 'WARN', message: `cdk-prompt-serving: the onRead hook threw (reads are served regardless; reported once): ${String((err as Error)?.message ?? err)}`,
-      }) + '\n');
-    }
+      warnHookFailed(err);
+    });
   }
 
   /** `getPrompt` with a label: a fresh copy in memory (then the rollout's arm), else {@link labeledMiss}. */
