@@ -4,6 +4,7 @@
  * stale-if-error.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { l2FromEnvironment, watchEpoch } from './cache-setup';
 import { Catalog } from './catalog';
 import type { Entry } from './entry';
 import { EpochWatcher } from './epoch';
@@ -11,7 +12,6 @@ import { PromptNotFoundError, PromptServingError } from './errors';
 import type { PromptFallback } from './fallback';
 import { callReadHook, warnHookFailed } from './hook';
 import { PromptCacheL2, withTimeout } from './l2';
-import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter } from './l2-env';
 import { invalidLabelReason } from './labels';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import type { Prompt } from './prompt';
@@ -21,8 +21,6 @@ import { Counters, newCounters, PromptClientStats } from './stats';
 import { currentTarget, labelTarget, versionTarget } from './target';
 import { CacheFirstReader } from './tiers';
 import type { PromptFor } from './typed';
-import { logUnavailable } from './unavailable';
-import { l2EpochKey } from '../schema/l2';
 
 /** Options of one `getPrompt` call. */
 export interface GetPromptOptions {
@@ -103,7 +101,12 @@ export class PromptClient {
     }
     this.onRead = options.onRead;
     const dynamoDB = options.dynamoDBClient ?? new DynamoDBClient({ maxAttempts: 1 });
-    this.l2 = options.l2 ?? this.l2FromEnvironment(dynamoDB);
+    if (options.l2 !== undefined) {
+      this.l2 = options.l2;
+    } else {
+      this.l2 = l2FromEnvironment(dynamoDB, this.options, this.counters);
+      this.ownsL2 = this.l2 !== undefined;
+    }
     this.reader = new CacheFirstReader(
       dynamoDB,
       this.options.tableName,
@@ -120,23 +123,7 @@ export class PromptClient {
     this.catalog = new Catalog(this.reader, this.options.catalogMaxAgeMs, this.counters);
     this.path = new ReadPath(this.options, this.counters, this.reader, this.catalog);
     if (this.l2?.writeThrough === true) {
-      const l2 = this.l2;
-      const epochKey = l2EpochKey(this.options.tableName);
-      let firstEpochRead = true;
-      this.epoch = new EpochWatcher(
-        async () => {
-          // The first read waits for the first connection (bounded); cold reads send their own GETs beside it (one
-          // round trip), and use a stream value once it names the incarnation.
-          if (l2.ready !== undefined) await withTimeout(() => l2.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
-          // The first read is a start-up round trip (see CacheFirstReader.l2CallTimeoutMs), made at construction.
-          const timeoutMs = firstEpochRead ? Math.max(this.options.l2ConnectTimeoutMs, this.options.l2TimeoutMs) : this.options.l2TimeoutMs;
-          firstEpochRead = false;
-          return withTimeout(() => l2.get(epochKey), timeoutMs);
-        },
-        this.options.epochPollIntervalMs,
-        () => this.path.revalidate(),
-        (trustedUntil) => { this.epochTrustedUntil = trustedUntil; },
-      );
+      this.epoch = watchEpoch(this.l2, this.options, () => this.path.revalidate(), (trustedUntil) => { this.epochTrustedUntil = trustedUntil; });
       this.epoch.start();
     }
     // A reader the L2 serves makes its first table read when the cache fails: warm the SDK before that, once the
@@ -200,7 +187,8 @@ export class PromptClient {
       // The process was frozen past the epoch interval: check the epoch (bounded), then read again.
       return this.epoch!.check().then(() => this.read(promptId, options, true)); // reports the read itself
     }
-    const target = label !== undefined ? labelTarget(promptId, label) : version === undefined ? currentTarget(promptId) : versionTarget(promptId, version);
+    const target = label !== undefined ? labelTarget(promptId, label)
+      : version === undefined ? currentTarget(promptId) : versionTarget(promptId, version);
     return this.reported(this.path.miss(target, entry, options?.fallback, stickinessKey), version);
   }
 
@@ -309,29 +297,5 @@ export class PromptClient {
    */
   stats(): PromptClientStats {
     return { ...this.counters, evictions: this.path.prompts.evictions, entries: this.path.prompts.size };
-  }
-
-  private l2FromEnvironment(dynamoDB: DynamoDBClient): PromptCacheL2 | undefined {
-    const config = cacheConfigFromEnv(process.env, {
-      credentials: () => dynamoDB.config.credentials(),
-      region: () => dynamoDB.config.region(),
-    });
-    if (config === undefined) return undefined;
-    let adapter: ReturnType<typeof loadAdapter>;
-    try {
-      adapter = loadAdapter();
-    } catch (err) {
-      // A bundled reader without the reader layer: loudly, once; reads go to the table.
-      this.counters.l2Unavailable++;
-      logUnavailable('node-redis (redis) cannot be loaded: attach the reader layer (addReader does, unless the function\'s own `layers` '
-        + `replace it), which carries it with the client's cache adapter (${ADAPTER_MODULE}); reads go to the table `
-        + `(${String((err as Error)?.message ?? err).split('\n')[0]})`, this.options.tableName);
-      return undefined;
-    }
-    const l2 = adapter.createValkeyL2({ ...config, connectTimeoutMs: this.options.l2ConnectTimeoutMs, onError: () => { this.counters.l2Errors++; } },
-      this.options.tableName,
-      () => { this.counters.l2Unavailable++; });
-    this.ownsL2 = true;
-    return l2;
   }
 }

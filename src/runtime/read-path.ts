@@ -60,7 +60,8 @@ export class ReadPath {
       tableName: options.tableName,
       maxEntries: options.maxEntries,
       held: (promptId, version) => this.pinned.get(promptId)?.get(version)?.hit,
-      loadVersion: (promptId, version) => this.load(versionTarget(promptId, version, false)).then(([e, mode]) => (mode === 'hit' ? e.hit : e.prompt)),
+      loadVersion: (promptId, version) => this.load(versionTarget(promptId, version, false))
+        .then(([e, mode]) => (mode === 'hit' ? e.hit : e.prompt)),
     });
   }
 
@@ -102,7 +103,9 @@ export class ReadPath {
   }
 
   /** Everything but a fresh hit. `cached` is the expired (or untrusted) entry of this target, if any. */
-  async miss(target: ReadTarget, cached: Entry | undefined, fallback: PromptFallback | undefined, stickinessKey: string | undefined): Promise<Prompt> {
+  async miss(
+    target: ReadTarget, cached: Entry | undefined, fallback: PromptFallback | undefined, stickinessKey: string | undefined,
+  ): Promise<Prompt> {
     const now = Date.now();
     if (cached !== undefined && ((!cached.invalidated && now < cached.expiresAt + this.options.staleWhileRevalidateMs)
       || (cached.failing && now < cached.expiresAt + this.options.staleIfErrorMs))) {

@@ -5,10 +5,10 @@
  * counted in `rolloutFaults` and logged once per label item and reason.
  */
 import type { Entry } from './entry';
+import { PromptNotFoundError } from './errors';
 import type { Prompt } from './prompt';
 import { logRolloutFault, RolloutState, ServeMode } from './rollout';
 import type { Counters } from './stats';
-import { PromptNotFoundError } from './errors';
 import { versionKey } from '../schema/keys';
 
 export interface RolloutDeps {
