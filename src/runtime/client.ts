@@ -153,6 +153,16 @@ export class PromptClient {
    * logger.info('served', { version: labeled.version, rollout: labeled.rollout });
    */
   getPrompt<K extends string>(promptId: K, options?: GetPromptOptions): Promise<PromptFor<K>> {
+    if (options === undefined) {
+      // The usual read, a fresh CURRENT copy, without a call more: the same test as `read` makes.
+      const entry = this.path.prompts.get(promptId);
+      const now = Date.now();
+      if (entry !== undefined && entry.current && entry.expiresAt > now && !entry.invalidated && now <= this.epochTrustedUntil) {
+        this.counters.hits++;
+        if (this.onRead !== undefined) this.reportRead(entry.hit, undefined);
+        return entry.resolved as Promise<PromptFor<K>>;
+      }
+    }
     return this.read(promptId, options, false) as Promise<PromptFor<K>>;
   }
 
@@ -176,9 +186,9 @@ export class PromptClient {
     }
     const now = Date.now();
     if (entry !== undefined && entry.expiresAt > now && !entry.invalidated) {
-      if (epochChecked || now <= this.epochTrustedUntil || entry.target.immutable) {
+      if (epochChecked || now <= this.epochTrustedUntil || entry.immutable) {
         this.counters.hits++;
-        if (entry.rollout === undefined && entry.rolloutProblem === undefined) {
+        if (entry.plain) {
           if (this.onRead !== undefined) this.reportRead(entry.hit, version);
           return entry.resolved;
         }

@@ -19,12 +19,14 @@ export class Entry {
    */
   invalidated = false;
   private staleVariant: Prompt | undefined;
-  /** A label entry's rollout, when its item has a usable one. */
-  rollout: RolloutState | undefined;
-  /** Why a label entry's rollout map cannot be used (every read is served arm A and counted). */
-  rolloutProblem: string | undefined;
   /** A label entry's hits, so only every 16th marks it used in the LRU. */
   labelHits = 0;
+  /** The `CURRENT` pointer's entry (an id that is another target's key must not find it). Copied for the hot path. */
+  readonly current: boolean;
+  /** An exact version: never expires, never re-validated. Copied from the target for the hot path. */
+  readonly immutable: boolean;
+  /** No rollout step: a hit serves `resolved` as it is. */
+  readonly plain: boolean;
 
   constructor(
     readonly target: ReadTarget,
@@ -33,9 +35,16 @@ export class Entry {
     public expiresAt: number,
     /** The stream value's ordering token (copies from the stream only): the epoch re-validation compares it. */
     readonly token: Token | undefined,
+    /** A label entry's rollout, when its item has a usable one. */
+    readonly rollout?: RolloutState,
+    /** Why a label entry's rollout map cannot be used (every read is served arm A and counted). */
+    readonly rolloutProblem?: string,
   ) {
     this.hit = servedCopy(prompt, 'l1', false);
     this.resolved = Promise.resolve(this.hit);
+    this.current = target.version === undefined && target.label === undefined;
+    this.immutable = target.immutable;
+    this.plain = rollout === undefined && rolloutProblem === undefined;
   }
 
   get key(): string {

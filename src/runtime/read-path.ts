@@ -19,7 +19,6 @@ import type { Counters } from './stats';
 import type { Deadline } from './store';
 import { ReadTarget, versionTarget } from './target';
 import type { CacheFirstReader, Loaded } from './tiers';
-import { CURRENT } from '../schema/keys';
 import { compareTokens } from '../schema/l2';
 
 /** A loaded entry and how the read that waited for it serves it (`hit`: a newer copy was already in memory). */
@@ -68,7 +67,7 @@ export class ReadPath {
   /** The `CURRENT` entry of an id, if held (an id that is another target's key finds nothing). */
   currentEntry(promptId: string): Entry | undefined {
     const entry = this.prompts.get(promptId);
-    return entry?.target.sortKey === CURRENT ? entry : undefined;
+    return entry?.current === true ? entry : undefined;
   }
 
   /** The cached exact version, marked as used for the size bound. */
@@ -96,7 +95,7 @@ export class ReadPath {
 
   /** What a read of `entry` serves, as `mode` says; a label's rollout picks the arm. */
   serve(entry: Entry, mode: ServeMode, stickinessKey: string | undefined): Promise<Prompt> {
-    if (entry.rollout === undefined && entry.rolloutProblem === undefined) {
+    if (entry.plain) {
       return mode === 'hit' ? entry.resolved : Promise.resolve(mode === 'loaded' ? entry.prompt : entry.stale);
     }
     return this.rollouts.serve(entry, stickinessKey, mode);
@@ -231,9 +230,7 @@ export class ReadPath {
     }
     const rollout = built.rollout === undefined ? undefined : new RolloutState(built.rollout, target.label!, built.prompt);
     const expiresAt = target.immutable ? Number.POSITIVE_INFINITY : fetchedAt + this.options.maxAgeMs;
-    const entry = new Entry(target, rollout?.armA ?? built.prompt, expiresAt, loaded.token);
-    entry.rollout = rollout;
-    entry.rolloutProblem = built.rolloutProblem;
+    const entry = new Entry(target, rollout?.armA ?? built.prompt, expiresAt, loaded.token, rollout, built.rolloutProblem);
     // Loaded before an epoch move that re-validated everything else: served once, re-validated by the next read.
     if (!target.immutable && generation !== this.generation) entry.invalidated = true;
     this.prompts.set(target.key, entry);
@@ -252,7 +249,7 @@ export class ReadPath {
   async revalidate(): Promise<void> {
     this.generation++;
     this.notFound.clear();
-    const checks = [...this.prompts.values()].filter((e) => !e.target.immutable).map(async (entry) => {
+    const checks = [...this.prompts.values()].filter((e) => !e.immutable).map(async (entry) => {
       const shared = await this.reader.readShared(entry.target.promptId, entry.target.sortKey, false, true);
       if (this.prompts.get(entry.key) !== entry) return; // replaced meanwhile
       if (shared?.token === undefined) {
