@@ -110,11 +110,28 @@ export function readInfo(
   };
 }
 
-/** Runs each hook in turn (an `undefined` is skipped, so optional helpers compose). */
+/** Runs each hook in turn (an `undefined` is skipped, so optional helpers compose); one that throws does not stop the others. */
 export function combineReadHooks(...hooks: (OnRead | undefined)[]): OnRead {
   const set = hooks.filter((h): h is OnRead => h !== undefined);
+  // Every hook runs, even after one throws; what async hooks return is awaited together, so a rejection reaches the
+  // client (which reports it) instead of being dropped unhandled.
   return (info, client) => {
-    for (const hook of set) hook(info, client);
+    let failure: { err: unknown } | undefined;
+    let pending: unknown[] | undefined;
+    for (const hook of set) {
+      try {
+        const returned: unknown = hook(info, client);
+        if (returned !== null && (typeof returned === 'object' || typeof returned === 'function')) (pending ??= []).push(returned);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+    if (pending !== undefined) {
+      return Promise.all(pending).then(() => {
+        if (failure !== undefined) throw failure.err;
+      }) as unknown as void;
+    }
+    if (failure !== undefined) throw failure.err;
   };
 }
 

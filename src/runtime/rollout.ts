@@ -1,7 +1,8 @@
 /**
  * Sticky rollouts on the read side. A label item with a `rollout` map (src/schema/labels.ts) serves arm A (the
  * label's own content) or arm B (the immutable version item `v<candidate_version>`), chosen per read by
- * `rolloutBucket(id, label, stickinessKey) < percent_bp` — one SHA-256 per read, only while a rollout exists —
+ * `rolloutBucket(id, label, stickinessKey) < percent_bp` — one SHA-256 per new short key (a bucket remembered per key
+ * of at most 64 code units) or per read for a longer key, only while a rollout exists —
  * or at random without a key. A rollout that cannot be served as written (a malformed map, an absent candidate, a
  * candidate whose checksum is not the map's) fails alone: arm A is served, the read counted in `rolloutFaults`
  * and the reason logged once; arm B is never served with content other than the candidate the map names.
@@ -11,8 +12,14 @@ import { servedCopy, servedForLabel, staleCopy } from './prompt';
 import { versionKey } from '../schema/keys';
 import { RolloutSpec, rolloutBucket, ROLLOUT_SCALE } from '../schema/labels';
 
-/** Stickiness keys whose bucket one label entry remembers (a few tens of kilobytes at most). */
+/** Stickiness keys whose bucket one label entry remembers. */
 export const MAX_REMEMBERED_BUCKETS = 1024;
+/**
+ * Longest stickiness key (UTF-16 code units) whose bucket is remembered, under a copy of its own: a label entry holds at
+ * most {@link MAX_REMEMBERED_BUCKETS} × this (about 150 KB), whatever the caller passes. A longer key's bucket is
+ * computed on each read (the SHA-256 that picks it reads the whole key anyway) and nothing of it is kept.
+ */
+export const MAX_REMEMBERED_KEY_LENGTH = 64;
 
 /** How a read is served: a fresh copy from memory, the copy just loaded (provenance of its read), or stale. */
 export type ServeMode = 'hit' | 'loaded' | 'stale';
@@ -70,11 +77,12 @@ export class RolloutState {
     if (percentBp <= 0) return 'A';
     if (percentBp >= ROLLOUT_SCALE) return 'B';
     if (stickinessKey === undefined) return Math.random() * ROLLOUT_SCALE < percentBp ? 'B' : 'A';
+    if (stickinessKey.length > MAX_REMEMBERED_KEY_LENGTH) return rolloutBucket(promptId, this.label, stickinessKey) < percentBp ? 'B' : 'A';
     let bucket = this.buckets.get(stickinessKey);
     if (bucket === undefined) {
       bucket = rolloutBucket(promptId, this.label, stickinessKey);
       if (this.buckets.size >= MAX_REMEMBERED_BUCKETS) this.buckets.clear();
-      this.buckets.set(stickinessKey, bucket);
+      this.buckets.set(ownCopy(stickinessKey), bucket);
     }
     return bucket < percentBp ? 'B' : 'A';
   }
@@ -97,6 +105,14 @@ export class RolloutState {
     const { rolloutId, percentBp, candidateVersion } = this.spec;
     return { label: this.label, rolloutId, arm, percentBp, candidateVersion };
   }
+}
+
+/**
+ * A short string that shares no storage with the caller's: V8 may represent a substring as a slice of its parent, and
+ * a remembered slice of a 1 MB request body would keep the whole body alive.
+ */
+function ownCopy(key: string): string {
+  return (' ' + key).slice(1); // the concatenation is flattened into a new string of at most 65 code units
 }
 
 /**
