@@ -295,7 +295,7 @@ def test_a_stream_value_of_another_table_incarnation_is_not_used(ddb_local: Any,
 
 def test_an_epoch_move_never_discards_the_last_good_copy(ddb_local: Any, shared_table: str, redis_secure: RedisServer,
                                                          clock: Any) -> None:
-    """Issue 13 item 3, as test/runtime/stale-if-error.test.ts: the epoch moves while the L2 no longer holds the value
+    """Stale if error, as test/runtime/stale-if-error.test.ts: the epoch moves while the L2 no longer holds the value
     and the table throttles: the last good copy is served (stale) instead of a failure, then replaced."""
     from botocore.exceptions import ClientError
 
@@ -412,7 +412,7 @@ class _BlackholeProxy:
 
 
 def test_a_black_holed_connection_fails_its_call_in_time_and_is_replaced(redis_secure: RedisServer) -> None:
-    """Issue 13 item 6, as test/runtime/connections.test.ts."""
+    """Connections that cannot hang, as test/runtime/connections.test.ts."""
     import redis
 
     proxy = _BlackholeProxy(redis_secure.port)
