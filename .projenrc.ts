@@ -1,4 +1,4 @@
-import { awscdk, javascript } from 'projen';
+import { awscdk, javascript, JsonFile } from 'projen';
 import { UpdateSnapshot } from 'projen/lib/javascript';
 
 const project = new awscdk.AwsCdkConstructLibrary({
@@ -219,6 +219,42 @@ project.tasks.tryFind('bundle')!.spawn(bundleLayers);
 
 // `npm test` must work on a fresh checkout: the construct references bundled handler assets.
 project.testTask.prependSpawn(project.tasks.tryFind('bundle')!);
+
+// ---- the unit lane (test:unit) ----
+// A fast lane for the edit-test loop: jest over the tests that need no DynamoDB Local, redis-server, JVM, Python or
+// network (construct synth, schema and layout rules, docs), without the global setup that starts DynamoDB Local.
+// `npm test` stays the full run for CI. A test belongs here when it passes with `PATH` lacking java and
+// redis-server (CONTRIBUTING, "Two lanes").
+const UNIT_TESTS = [
+  'test/construct/**/*.test.ts',
+  'test/layout.test.ts',
+  'test/docs.test.ts',
+  'test/ddb-codec.test.ts',
+  'test/conformance/surface.test.ts',
+  'test/runtime/options.test.ts',
+  'test/runtime/render-conformance.test.ts',
+  'test/runtime/labels-conformance.test.ts',
+  'test/sync/pacer.test.ts',
+  'test/admin/cli-usage.test.ts',
+];
+new JsonFile(project, 'test/jest.unit.json', {
+  marker: false,
+  obj: {
+    rootDir: '..',
+    testMatch: UNIT_TESTS.map((glob) => `<rootDir>/${glob}`),
+    testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/construct/cfn-lint-findings.test.ts'],
+    testTimeout: 60_000,
+    clearMocks: true,
+    // Transpile only (no type check per file: `npx tsc --noEmit -p tsconfig.dev.json` and the full run check types).
+    transform: { '^.+\\.[t]sx?$': ['ts-jest', { tsconfig: 'tsconfig.dev.json', isolatedModules: true }] },
+  },
+});
+const testUnit = project.addTask('test:unit', {
+  description: 'Unit lane: jest over tests that need no DynamoDB Local, redis-server, JVM or network (about a minute)',
+});
+testUnit.spawn(project.tasks.tryFind('bundle')!); // the construct tests synthesize the bundled handler assets
+testUnit.exec('jest --config test/jest.unit.json --ci');
+// ---- end unit lane ----
 
 // The Python runtime client (python/): its pytest suite (DynamoDB Local, redis-server, the shared conformance
 // fixtures, the offline wheel build) runs under Debian's interpreter with apt packages; see python/README.md.
