@@ -191,7 +191,7 @@ project.tasks.tryFind('bundle:sync/sync.lambda')!.reset([
   '--minify --keep-names',
 ].join(' '));
 
-// ---- as deployed (issue 18): the invalidation function's asset carries node-redis; the reader layers ----
+// ---- as deployed: the invalidation function's asset carries node-redis; the reader layers ----
 // node-redis is imported statically by the invalidation handler, so esbuild bundles it (minified: ~400 KB instead
 // of ~1.4 MB of modules to load at cold start). Deployed, the asset has nothing beside it but the runtime's AWS SDK.
 project.tasks.tryFind('bundle:invalidation/invalidation.lambda')!.reset([
@@ -256,6 +256,12 @@ testUnit.spawn(project.tasks.tryFind('bundle')!); // the construct tests synthes
 testUnit.exec('jest --config test/jest.unit.json --ci');
 // ---- end unit lane ----
 
+// Ruff over the Python tests and benches (settings in python/pyproject.toml); also run by test:python-matrix.
+project.addTask('lint:python', {
+  description: 'Ruff over python/tests and bench/python (a venv from PyPI, scripts/lint-python.sh)',
+  exec: 'scripts/lint-python.sh',
+});
+
 // The Python runtime client (python/): its pytest suite (DynamoDB Local, redis-server, the shared conformance
 // fixtures, the offline wheel build) runs under Debian's interpreter with apt packages; see python/README.md.
 const testPython = project.addTask('test:python', {
@@ -270,7 +276,7 @@ project.eslint?.addRules({
   'import/no-cycle': ['error', { ignoreExternal: true }],
 });
 
-// ---- Python and Java teams (issue 15): app tests, cfn-lint, the Python client on PyPI's libraries ----------------
+// ---- Python and Java teams: app tests, cfn-lint, the Python client on PyPI's libraries ----------------
 // `npm test` also builds the construct's wheel and jar with projen's standard packaging (jsii-pacmak), synthesizes
 // the README's examples from Python and Java CDK apps (test/apps), lints every synthesized template with cfn-lint
 // and runs the Python client's suite at its dependency floors and at the newest releases. Set-up (venvs under

@@ -1,7 +1,6 @@
 """The Valkey/Redis L2 against a real redis-server (TLS, ACL users, cluster mode, one node owning all slots), and
 the cross-language contract: a Python reader and a Node reader (node-redis + src/schema/l2.ts) share one cache
 and agree on every value."""
-import datetime
 import time
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -56,7 +55,9 @@ def writer(redis_secure: RedisServer, ops: List[Dict[str, Any]]) -> Any:
     return node(redis_secure, ops, user="admin", password=ADMIN_PASSWORD)
 
 
-def test_a_prompt_one_client_read_from_the_table_is_served_to_another_from_the_l2(ddb_local: Any, shared_table: str, redis_secure: RedisServer) -> None:
+def test_a_prompt_one_client_read_from_the_table_is_served_to_another_from_the_l2(
+    ddb_local: Any, shared_table: str, redis_secure: RedisServer,
+) -> None:
     first, c1 = client_for(ddb_local, shared_table, reader_l2(redis_secure))
     assert first.get_prompt("shared").version == 1
     assert c1.keys == ["#catalog/CURRENT", "shared/CURRENT"]
