@@ -229,6 +229,7 @@ const UNIT_TESTS = [
   'test/construct/**/*.test.ts',
   'test/layout.test.ts',
   'test/docs.test.ts',
+  'test/examples-java.test.ts',
   'test/ddb-codec.test.ts',
   'test/conformance/surface.test.ts',
   'test/runtime/options.test.ts',
