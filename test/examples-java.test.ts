@@ -7,9 +7,23 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadAssemblyFromFile } from '@jsii/spec';
+import * as zlib from 'node:zlib';
 
 const ROOT = path.join(__dirname, '..');
+
+interface JavaTargets { targets?: { java?: { package: string } } }
+interface Assembly extends JavaTargets {
+  types?: Record<string, { name: string; namespace?: string }>;
+  submodules?: Record<string, JavaTargets>;
+}
+
+/** A jsii assembly, following its redirect to the gzipped file (aws-cdk-lib ships `.jsii.gz`). */
+function readAssembly(dir: string): Assembly {
+  const first = JSON.parse(fs.readFileSync(path.join(dir, '.jsii'), 'utf8'));
+  if (first.schema !== 'jsii/file-redirect') return first;
+  const data = fs.readFileSync(path.join(dir, first.filename));
+  return JSON.parse((first.compression === 'gzip' ? zlib.gunzipSync(data) : data).toString('utf8'));
+}
 
 /** The simple names a Java package offers on demand: aws-cdk-lib's submodules, the construct, java.lang's usual ones. */
 function packages(): Map<string, Set<string>> {
@@ -18,7 +32,7 @@ function packages(): Map<string, Set<string>> {
     if (!out.has(pkg)) out.set(pkg, new Set());
     out.get(pkg)!.add(name);
   };
-  const cdk = loadAssemblyFromFile(path.join(ROOT, 'node_modules/aws-cdk-lib/.jsii'), false, ['intersection-types', 'class-covariant-overrides']);
+  const cdk = readAssembly(path.join(ROOT, 'node_modules/aws-cdk-lib'));
   const javaPackage = (namespace: string | undefined): string | undefined => {
     if (!namespace) return cdk.targets!.java!.package;
     return cdk.submodules?.[`aws-cdk-lib.${namespace}`]?.targets?.java?.package;
