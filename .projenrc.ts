@@ -253,7 +253,10 @@ new JsonFile(project, 'test/jest.unit.json', {
 const testUnit = project.addTask('test:unit', {
   description: 'Unit lane: jest over tests that need no DynamoDB Local, redis-server, JVM or network (about a minute)',
 });
-testUnit.spawn(project.tasks.tryFind('bundle')!); // the construct tests synthesize the bundled handler assets
+// The construct tests synthesize the bundled assets. `bundle` itself is not run here: its Python layer fetches redis-py
+// from PyPI, and this lane needs no network; build the assets once (and after changing a handler) with `npx projen bundle`.
+testUnit.exec('test -f assets/sync/sync.lambda/index.js -a -d assets/layer/python -a -d assets/layer/nodejs '
+  + '|| { echo "test:unit synthesizes the bundled assets: run npx projen bundle once" >&2; exit 1; }');
 testUnit.exec('jest --config test/jest.unit.json --ci');
 // ---- end unit lane ----
 
