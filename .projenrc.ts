@@ -1,4 +1,4 @@
-import { awscdk, javascript } from 'projen';
+import { awscdk, javascript, JsonFile } from 'projen';
 import { UpdateSnapshot } from 'projen/lib/javascript';
 
 const project = new awscdk.AwsCdkConstructLibrary({
@@ -191,7 +191,7 @@ project.tasks.tryFind('bundle:sync/sync.lambda')!.reset([
   '--minify --keep-names',
 ].join(' '));
 
-// ---- as deployed (issue 18): the invalidation function's asset carries node-redis; the reader layers ----
+// ---- as deployed: the invalidation function's asset carries node-redis; the reader layers ----
 // node-redis is imported statically by the invalidation handler, so esbuild bundles it (minified: ~400 KB instead
 // of ~1.4 MB of modules to load at cold start). Deployed, the asset has nothing beside it but the runtime's AWS SDK.
 project.tasks.tryFind('bundle:invalidation/invalidation.lambda')!.reset([
@@ -220,6 +220,52 @@ project.tasks.tryFind('bundle')!.spawn(bundleLayers);
 // `npm test` must work on a fresh checkout: the construct references bundled handler assets.
 project.testTask.prependSpawn(project.tasks.tryFind('bundle')!);
 
+// ---- the unit lane (test:unit) ----
+// A fast lane for the edit-test loop: jest over the tests that need no DynamoDB Local, redis-server, JVM, Python or
+// network (construct synth, schema and layout rules, docs), without the global setup that starts DynamoDB Local.
+// `npm test` stays the full run for CI. A test belongs here when it passes with `PATH` lacking java and
+// redis-server (CONTRIBUTING, "Two lanes").
+const UNIT_TESTS = [
+  'test/construct/**/*.test.ts',
+  'test/layout.test.ts',
+  'test/docs.test.ts',
+  'test/examples-java.test.ts',
+  'test/ddb-codec.test.ts',
+  'test/conformance/surface.test.ts',
+  'test/runtime/options.test.ts',
+  'test/runtime/render-conformance.test.ts',
+  'test/runtime/labels-conformance.test.ts',
+  'test/sync/pacer.test.ts',
+  'test/admin/cli-usage.test.ts',
+];
+new JsonFile(project, 'test/jest.unit.json', {
+  marker: false,
+  obj: {
+    rootDir: '..',
+    testMatch: UNIT_TESTS.map((glob) => `<rootDir>/${glob}`),
+    testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/construct/cfn-lint-findings.test.ts'],
+    testTimeout: 60_000,
+    clearMocks: true,
+    // Transpile only (no type check per file: `npx tsc --noEmit -p tsconfig.dev.json` and the full run check types).
+    transform: { '^.+\\.[t]sx?$': ['ts-jest', { tsconfig: 'tsconfig.dev.json', isolatedModules: true }] },
+  },
+});
+const testUnit = project.addTask('test:unit', {
+  description: 'Unit lane: jest over tests that need no DynamoDB Local, redis-server, JVM or network (about a minute)',
+});
+// The construct tests synthesize the bundled assets. `bundle` itself is not run here: its Python layer fetches redis-py
+// from PyPI, and this lane needs no network; build the assets once (and after changing a handler) with `npx projen bundle`.
+testUnit.exec('test -f assets/sync/sync.lambda/index.js -a -d assets/layer/python -a -d assets/layer/nodejs '
+  + '|| { echo "test:unit synthesizes the bundled assets: run npx projen bundle once" >&2; exit 1; }');
+testUnit.exec('jest --config test/jest.unit.json --ci');
+// ---- end unit lane ----
+
+// Ruff over the Python tests and benches (settings in python/pyproject.toml); also run by test:python-matrix.
+project.addTask('lint:python', {
+  description: 'Ruff over python/tests and bench/python (a venv from PyPI, scripts/lint-python.sh)',
+  exec: 'scripts/lint-python.sh',
+});
+
 // The Python runtime client (python/): its pytest suite (DynamoDB Local, redis-server, the shared conformance
 // fixtures, the offline wheel build) runs under Debian's interpreter with apt packages; see python/README.md.
 const testPython = project.addTask('test:python', {
@@ -234,7 +280,7 @@ project.eslint?.addRules({
   'import/no-cycle': ['error', { ignoreExternal: true }],
 });
 
-// ---- Python and Java teams (issue 15): app tests, cfn-lint, the Python client on PyPI's libraries ----------------
+// ---- Python and Java teams: app tests, cfn-lint, the Python client on PyPI's libraries ----------------
 // `npm test` also builds the construct's wheel and jar with projen's standard packaging (jsii-pacmak), synthesizes
 // the README's examples from Python and Java CDK apps (test/apps), lints every synthesized template with cfn-lint
 // and runs the Python client's suite at its dependency floors and at the newest releases. Set-up (venvs under

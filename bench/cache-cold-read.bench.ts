@@ -1,5 +1,5 @@
 /**
- * Cold-read latency (issue 7 item 10): 1,000 fresh PromptClients each serve their first read, with every
+ * Cold-read latency: 1,000 fresh PromptClients each serve their first read, with every
  * DynamoDB request delayed by STORE_LATENCY_MS (a slow store makes the round trips visible). Before: the catalog
  * read, then the prompt read (two round trips, as a client that awaits the catalog first). After: one
  * BatchGetItem of both. Side by side in one run against DynamoDB Local started here.

@@ -1,5 +1,5 @@
 /**
- * Failover from the L2 to the table (issue 18 item 6): what the first table read costs a reader the cache has been
+ * Failover from the L2 to the table: what the first table read costs a reader the cache has been
  * serving, when the cache dies. Fresh processes, interleaved, each:
  *
  * - the reader bundled as `NodejsFunction` does (esbuild, minified, `@aws-sdk/*` external), `new PromptClient()` at

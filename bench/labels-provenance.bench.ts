@@ -1,5 +1,5 @@
 /**
- * Labeled reads with provenance (issues 16 × 17): a cached labeled read, a rollout-assigned read with a stickiness key
+ * Labeled reads with provenance: a cached labeled read, a rollout-assigned read with a stickiness key
  * and one without, each against the same read of the client of commit `BASE` (the merge of labels and provenance
  * before their semantics were joined: hits returned the load's copy), side by side in one process, interleaved rounds
  * in shuffled order, medians of the per-round ratios. `onRead` unset, as in production without a hook.

@@ -1,5 +1,5 @@
 /**
- * Labels and rollouts benchmark (issue 16 item 6), side by side in one run:
+ * Labels and rollouts benchmark, side by side in one run:
  * 1. cached reads in one process: a labeled read vs a CURRENT read, and a rollout-assigned read (with a stickiness key,
  *    and without one) vs a plain labeled read — interleaved rounds in shuffled order, medians of per-round ratios;
  * 2. propagation across processes with the cache tier: a label move vs a CURRENT change, from the table write to

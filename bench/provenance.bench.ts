@@ -1,5 +1,5 @@
 /**
- * Read provenance (issue 17 item 5): what a cached `getPrompt` costs now that every prompt carries its provenance
+ * Read provenance: what a cached `getPrompt` costs now that every prompt carries its provenance
  * and the client has an `onRead` hook, side by side in one run with the client as it was before (the runtime of
  * commit `BASE`, taken from git), and what each hook helper adds per read.
  *
@@ -21,7 +21,7 @@ import { publish, textContent } from '../test/runtime/fixtures';
 import { startDynamoDBLocal } from '../test/support/dynamodb-local';
 import { createServingTable, localDynamoDBClient } from '../test/support/table';
 
-/** The last commit before issue 17 (strict render, provenance): "today's" client. */
+/** The last commit before strict rendering and read provenance: "today's" client. */
 const BASE = process.env.PROVENANCE_BENCH_BASE ?? '2cc5fe1';
 const PROMPTS = 8;
 const ids = Array.from({ length: PROMPTS }, (_, i) => `prompt-${i}`);
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
     const all = emfReadMetrics({ write: () => undefined, flushIntervalSeconds: 3600 });
     const withBoth = new PromptClient({ ...options(), onRead: combineReadHooks(all.onRead, logReads({ write: () => undefined })) });
     const readers: Record<string, Reader & { preload(ids: string[]): Promise<void> }> = {
-      [`before issue 17 (commit ${BASE})`]: today,
+      [`before provenance (commit ${BASE})`]: today,
       'now, onRead unset': unset,
       'now, onRead: a no-op function': noop,
       'now, onRead: emfReadMetrics().onRead': withEmf,

@@ -1,5 +1,5 @@
 /**
- * What the deployed reader costs (issue 18 item 6), side by side in one run, at the defaults a user gets
+ * What the deployed reader costs, side by side in one run, at the defaults a user gets
  * (`new PromptClient()`, no options; the cache on means `PROMPT_SERVING_CACHE_ENDPOINT` set as `addReader` sets
  * it, plain TCP, no auth, standalone, against a local redis-server):
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cfn-lint from PyPI (issue 15 item 3) over every template the tests synthesized into $PROMPT_SERVING_TEMPLATE_DIR
+# cfn-lint from PyPI over every template the tests synthesized into $PROMPT_SERVING_TEMPLATE_DIR
 # (.tmp/templates: ts-* from jest via test/support/template-dump.ts, python-* and java-* from the app tests) and
 # the integ app (test/prompt-serving.integ.ts), synthesized here. Rules left out, each with its reason:
 # .cfnlintrc.yaml. Any error or warning fails; each kind of template must be present (no vacuous pass).

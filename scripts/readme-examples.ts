@@ -143,8 +143,40 @@ export function renderPython(examples: Example[]): string {
   ].join('\n');
 }
 
+/**
+ * The Java form of an example as docs/EXAMPLES.md shows it: rosetta's translation with every import it needs, so that
+ * pasted into a Stack's constructor it compiles. Rosetta imports the construct's classes one by one and only those it
+ * saw in the TypeScript (not `BedrockPromptSourceOptions`, `PromptGovernanceOptions`, …), and never `java.util.List`:
+ * the construct's package is imported whole, and `List`/`Map` when the body uses them. An on-demand `lambda.*` import
+ * and java.lang both offer `Runtime`: a single-type import settles which one the example means.
+ */
+export function javaBlock(example: Example): { imports: string[]; body: string[] } {
+  const { imports: own, body } = splitImports(example.java, (line) => /^import \S/.test(line));
+  const text = body.join('\n');
+  const imports = [
+    ...(/\bList\./.test(text) ? ['import java.util.List;'] : []),
+    ...(/\bMap\./.test(text) ? ['import java.util.Map;'] : []),
+    ...own.filter((line) => !/^import io\.github\.cdkpromptserving\.\w+;$/.test(line)),
+    ...(own.includes('import software.amazon.awscdk.services.lambda.*;') ? ['import software.amazon.awscdk.services.lambda.Runtime;'] : []),
+    'import io.github.cdkpromptserving.*;',
+  ];
+  return { imports: [...new Set(imports)], body };
+}
+
+/** The Java block of docs/EXAMPLES.md: {@link javaBlock}'s imports, a blank line, the body. */
+export function javaBlockText(example: Example): string {
+  const { imports, body } = javaBlock(example);
+  return [...imports, '', ...body].join('\n');
+}
+
+/**
+ * The Java app test's class for an example, made of docs/EXAMPLES.md's Java block as shown: its imports verbatim
+ * (plus `Stack` for the method's signature) and its body verbatim, except that a declared value (`IVpc vpc;`, a
+ * value the app already has) becomes a parameter and `this` becomes `self` (the method is static). So the Java app
+ * test compiles every Java block of docs/EXAMPLES.md.
+ */
 export function renderJava(example: Example): { file: string; text: string } {
-  const { imports, body } = splitImports(example.java, (line) => /^import \S/.test(line));
+  const { imports, body } = javaBlock(example);
   const params: string[] = ['Stack self'];
   const kept: string[] = [];
   for (const line of body) {
@@ -156,15 +188,11 @@ export function renderJava(example: Example): { file: string; text: string } {
     }
   }
   const className = pascal(example.name);
-  const extra = ['import java.util.List;', 'import java.util.Map;', 'import software.amazon.awscdk.Stack;', 'import io.github.cdkpromptserving.*;'];
-  // An on-demand `lambda.*` import and java.lang both offer `Runtime` (and `Function` clashes with nothing only
-  // because java.util.function is not imported): a single-type import settles which one the example means.
-  if (imports.includes('import software.amazon.awscdk.services.lambda.*;')) extra.push('import software.amazon.awscdk.services.lambda.Runtime;');
   const text = [
     `// ${GENERATED}`,
     `package ${JAVA_PACKAGE};`,
     '',
-    ...[...new Set([...imports, ...extra])],
+    ...[...new Set([...imports, 'import software.amazon.awscdk.Stack;'])],
     '',
     `/** From ${example.origin}. */`,
     '@SuppressWarnings("unused")',
@@ -225,6 +253,58 @@ export function renderReadme(readme: string, examples: Example[]): string {
   return out;
 }
 
+/** What a `NodejsFunction` reader needs in a Python or Java app, which the TypeScript app has by itself. */
+const NODEJS_READERS = [
+  '## Node.js readers from a Python or Java app',
+  '',
+  'The README builds Node.js readers with `NodejsFunction`, which bundles the handler and the runtime client with',
+  'esbuild at synth. A TypeScript app has what that needs; a Python or Java app does not, and `cdk synth` fails with',
+  '"Cannot find a package lock file (…). Please specify it with `depsLockFilePath`" until it has all three:',
+  '',
+  '1. **The reader\'s npm dependencies**: a `package.json` beside the handler (`lambda/package.json` with',
+  '   `"dependencies": { "cdk-prompt-serving": "…" }`), installed with `npm install` in that folder, so that',
+  '   `lambda/package-lock.json` exists (commit it).',
+  '2. **`depsLockFilePath`** naming that lock file. Without it `NodejsFunction` looks for a lock file from the',
+  '   working directory upwards, which in a Python or Java app finds none.',
+  '3. **esbuild on the `PATH`** (`npm install --global esbuild`, or your build image\'s), or **Docker**, in which CDK',
+  '   bundles when it finds no esbuild. aws-cdk-lib runs inside the jsii runtime there, so an esbuild installed only',
+  '   in the app\'s `node_modules` is not found unless its `.bin` folder is on the `PATH`.',
+  '',
+  '**Python**',
+  '',
+  '```python',
+  'from aws_cdk import aws_lambda as lambda_',
+  'from aws_cdk import aws_lambda_nodejs as nodejs',
+  '',
+  'fn = nodejs.NodejsFunction(self, "Inference",',
+  '    entry="lambda/inference.mjs",',
+  '    deps_lock_file_path="lambda/package-lock.json",',
+  '    runtime=lambda_.Runtime.NODEJS_22_X,',
+  '    bundling=nodejs.BundlingOptions(format=nodejs.OutputFormat.ESM),',
+  ')',
+  'prompts.add_reader(fn)',
+  '```',
+  '',
+  '**Java**',
+  '',
+  '```java',
+  'import software.amazon.awscdk.services.lambda.Runtime;',
+  'import software.amazon.awscdk.services.lambda.nodejs.*;',
+  '',
+  'NodejsFunction fn = NodejsFunction.Builder.create(this, "Inference")',
+  '        .entry("lambda/inference.mjs")',
+  '        .depsLockFilePath("lambda/package-lock.json")',
+  '        .runtime(Runtime.NODEJS_22_X)',
+  '        .bundling(BundlingOptions.builder().format(OutputFormat.ESM).build())',
+  '        .build();',
+  'prompts.addReader(fn);',
+  '```',
+  '',
+  'A Python reader needs none of this: on a table with the cache tier `addReader` attaches a layer with the Python',
+  'client, so `lambda.Code.fromAsset` of the handler\'s folder is enough; without the cache tier, see',
+  '[bundling it with a Python function](../python/README.md#bundling-it-with-a-python-function).',
+];
+
 /** docs/EXAMPLES.md: every construct example in TypeScript, Python and Java, one after the other. */
 export function renderExamplesDoc(examples: Example[]): string {
   const section = (example: Example): string[] => [
@@ -249,7 +329,7 @@ export function renderExamplesDoc(examples: Example[]): string {
     '**Java**',
     '',
     '```java',
-    escapeFence(example.java.replace(/\n+$/, '')),
+    escapeFence(javaBlockText(example).replace(/\n+$/, '')),
     '```',
     '',
   ];
@@ -263,7 +343,12 @@ export function renderExamplesDoc(examples: Example[]): string {
     'Every example of the README and of the construct\'s docstrings that uses `cdk-prompt-serving`, in TypeScript and',
     'in jsii-rosetta\'s Python and Java translations. The same translations are the sources of the Python and Java',
     'CDK app tests (`test/apps/`), which synthesize each one.',
-    'The headings are the README headings the examples sit under.',
+    'The headings are the README headings the examples sit under. Each Java block has every import it needs and',
+    'compiles pasted into a Stack\'s constructor; a line such as `IVpc vpc;` (Python: `# vpc: ec2.IVpc`) stands for a',
+    'value your app already has. The Java app test compiles exactly these blocks and the Python app test runs these',
+    'Python blocks (both generated with this page; `npx projen readme-examples` fails their test when they differ).',
+    '',
+    ...NODEJS_READERS,
     '',
     '## From the README',
     '',

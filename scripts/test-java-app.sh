@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Java CDK app test (test/apps/java, issue 15 item 2), as a Java team would consume the construct:
+# The Java CDK app test (test/apps/java), as a Java team would consume the construct:
 #   1. aws-cdk-lib (and the jsii packages it depends on) at the lowest version the peer range allows, in the local
 #      Maven repository: Maven Central's when it serves that version; otherwise built by jsii-pacmak (the generator
 #      the published jars come from) from the npm releases in node_modules — done once, then found in the repository;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python CDK app test (test/apps/python, issue 15 item 1), as a Python team would consume the construct:
+# The Python CDK app test (test/apps/python), as a Python team would consume the construct:
 #   1. the construct's wheel from projen's standard Python packaging (`projen package:python` = jsii-pacmak);
 #   2. a virtual environment with aws-cdk-lib and constructs at the lowest versions the peer ranges allow,
 #      cdk-nag and pytest, and that wheel (`pip check` must agree with its declared dependencies);

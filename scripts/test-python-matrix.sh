@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python runtime client (python/) on PyPI's libraries (issue 15 item 4). Its pytest suite runs:
+# The Python runtime client (python/) on PyPI's libraries. Its pytest suite runs:
 #   - under Debian's interpreter with apt's boto3 1.26 / botocore 1.29 / redis-py 4.3 (`test:python`, not here);
 #   - in a venv at the floors python/pyproject.toml declares (boto3, botocore, redis-py);
 #   - in a venv at the newest releases PyPI serves (resolved when the venv is made);
@@ -34,6 +34,9 @@ run_suite client-floor
 
 ensure_venv client-newest boto3 botocore redis "${test_tools[@]}" "mypy==1.19.1"
 run_suite client-newest
+
+echo "== ruff (python/pyproject.toml)"
+scripts/lint-python.sh
 
 echo "== mypy --strict python/cdk_prompt_serving_runtime"
 (cd python && "../$VENVS/client-newest/bin/python" -m mypy --strict --config-file pyproject.toml -p cdk_prompt_serving_runtime)

@@ -1,4 +1,4 @@
-"""Failover from the L2 to the table, Python client (issue 18 item 6): the first table read of a process that has
+"""Failover from the L2 to the table, Python client: the first table read of a process that has
 not sent a DynamoDB request yet, which is what a reader the L2 has served pays when the cache dies, with and without
 the client's SDK warm-up (``TableReader.warm_up``, run in the background when the L2 is configured). Fresh processes,
 interleaved; canned HTTP answers from a local server in this process's thread (so the figure is botocore's and the

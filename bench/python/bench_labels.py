@@ -1,4 +1,4 @@
-"""Labels in the Python client (issue 16 item 6, the Python side of bench/labels.bench.ts): a cached labeled read
+"""Labels in the Python client (the Python side of bench/labels.bench.ts): a cached labeled read
 against a cached CURRENT read, and a rollout-assigned read (with a stickiness key) against a plain labeled read, side
 by side in one run against a DynamoDB Local started here. Interleaved rounds, medians.
 

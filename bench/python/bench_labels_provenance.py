@@ -1,4 +1,4 @@
-"""Labeled reads with provenance, Python (issues 16 x 17 joined): cached ``get_prompt(id)``, ``get_prompt(id,
+"""Labeled reads with provenance, Python: cached ``get_prompt(id)``, ``get_prompt(id,
 label=...)`` and a rollout-assigned read with a stickiness key, each against the same read of the package of commit
 ``BASE`` (before labels and provenance were joined), side by side in one interpreter, interleaved rounds in shuffled
 order, medians of the per-round ratios. ``on_read`` unset.

@@ -71,7 +71,7 @@ class DynamoDBLocal:
             except Exception:  # noqa: BLE001 - not up yet
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"DynamoDB Local did not answer on {self.endpoint}")
+                    raise RuntimeError(f"DynamoDB Local did not answer on {self.endpoint}") from None
                 time.sleep(0.1)
 
     def client(self, max_attempts: int = 1, timeout: float = 5.0) -> Any:
@@ -172,7 +172,8 @@ class RedisServer:
                             "+auth", "+cluster|slots", "+cluster|shards", "+client|setname", "+readonly"]
             args += ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", self.ca, "--tls-key-file", key,
                      "--tls-ca-cert-file", self.ca, "--tls-auth-clients", "no",
-                     "--cluster-enabled", "yes", "--cluster-port", str(free_port()), "--cluster-config-file", os.path.join(self.dir, "nodes.conf"), "--tls-cluster", "yes",
+                     "--cluster-enabled", "yes", "--cluster-port", str(free_port()),
+                     "--cluster-config-file", os.path.join(self.dir, "nodes.conf"), "--tls-cluster", "yes",
                      "--user", "default", "off",
                      "--user", "admin", "on", ">" + ADMIN_PASSWORD, "~*", "&*", "+@all",
                      "--user", "reader", "on", ">" + READER_PASSWORD, *reader_rules,

@@ -65,7 +65,7 @@ def test_served_prompts_are_immutable(ddb_local: Any, synced: Any) -> None:
     prompt = client.get_prompt("summarize")
     with pytest.raises(TypeError):
         prompt.inference_config["temperature"] = 1.0  # type: ignore[index]
-    with pytest.raises(Exception):
+    with pytest.raises(AttributeError):  # a frozen dataclass's FrozenInstanceError is an AttributeError
         prompt.text = "changed"  # type: ignore[misc]
     assert client.get_prompt("summarize").inference_config["temperature"] == 0.2
 

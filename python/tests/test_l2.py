@@ -1,7 +1,6 @@
 """The Valkey/Redis L2 against a real redis-server (TLS, ACL users, cluster mode, one node owning all slots), and
 the cross-language contract: a Python reader and a Node reader (node-redis + src/schema/l2.ts) share one cache
 and agree on every value."""
-import datetime
 import time
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -56,7 +55,9 @@ def writer(redis_secure: RedisServer, ops: List[Dict[str, Any]]) -> Any:
     return node(redis_secure, ops, user="admin", password=ADMIN_PASSWORD)
 
 
-def test_a_prompt_one_client_read_from_the_table_is_served_to_another_from_the_l2(ddb_local: Any, shared_table: str, redis_secure: RedisServer) -> None:
+def test_a_prompt_one_client_read_from_the_table_is_served_to_another_from_the_l2(
+    ddb_local: Any, shared_table: str, redis_secure: RedisServer,
+) -> None:
     first, c1 = client_for(ddb_local, shared_table, reader_l2(redis_secure))
     assert first.get_prompt("shared").version == 1
     assert c1.keys == ["#catalog/CURRENT", "shared/CURRENT"]
@@ -295,7 +296,7 @@ def test_a_stream_value_of_another_table_incarnation_is_not_used(ddb_local: Any,
 
 def test_an_epoch_move_never_discards_the_last_good_copy(ddb_local: Any, shared_table: str, redis_secure: RedisServer,
                                                          clock: Any) -> None:
-    """Issue 13 item 3, as test/runtime/stale-if-error.test.ts: the epoch moves while the L2 no longer holds the value
+    """Stale if error, as test/runtime/stale-if-error.test.ts: the epoch moves while the L2 no longer holds the value
     and the table throttles: the last good copy is served (stale) instead of a failure, then replaced."""
     from botocore.exceptions import ClientError
 
@@ -437,7 +438,7 @@ class _BlackholeProxy:
 
 
 def test_a_black_holed_connection_fails_its_call_in_time_and_is_replaced(redis_secure: RedisServer) -> None:
-    """Issue 13 item 6, as test/runtime/connections.test.ts."""
+    """Connections that cannot hang, as test/runtime/connections.test.ts."""
     import redis
 
     proxy = _BlackholeProxy(redis_secure.port)

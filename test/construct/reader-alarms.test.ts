@@ -1,4 +1,4 @@
-/** The readers' provenance metrics (issue 17 item 4) on the construct: dashboard row and `readerFallbackAlarm`. */
+/** The readers' provenance metrics on the construct: dashboard row and `readerFallbackAlarm`. */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { newServingTable, newStack, onlyResource } from './util';
 

@@ -1,5 +1,5 @@
 /**
- * Issue 7 item 9 (construct bounds) and the change rule scoped to `promptIds`: synth-time errors name the
+ * Construct bounds and the change rule scoped to `promptIds`: synth-time errors name the
  * prop, the value and the fix; the rule matches only the listed prompts.
  */
 import { CfnParameter, Duration, Stack } from 'aws-cdk-lib';
@@ -16,7 +16,7 @@ function fixture() {
   return { stack, prompts, role };
 }
 
-describe('item 9: bounds checked at synth', () => {
+describe('bounds checked at synth', () => {
   test('a token syncSchedule with the sync lag alarm on throws, naming the fix', () => {
     // GIVEN
     const stack = newStack();

@@ -1,5 +1,5 @@
 /**
- * Issue 16's "Done when", end to end with real parts: a governed rollout across a fleet of reader processes.
+ * The release path end to end with real parts: a governed rollout across a fleet of reader processes.
  *
  * - The app is synthesized as a user's app is (a serving table with the serverless cache and `governance` with an
  *   activation gate and a rollout alarm); the release function, the rollout controller AND the invalidation function

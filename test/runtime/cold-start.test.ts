@@ -1,5 +1,5 @@
 /**
- * What a reader's cold start does (issue 18 item 6; figures in docs/BENCHMARKS.md, "What the deployed reader costs"):
+ * What a reader's cold start does (figures in docs/BENCHMARKS.md, "What the deployed reader costs"):
  * no ICU formatting at import or construction (`toLocaleString` cost every cold start ~7 ms), and `preload` reads the
  * catalog beside its first item in one request, as a cold `getPrompt` does. Real DynamoDB Local, requests counted with
  * the SDK middleware.

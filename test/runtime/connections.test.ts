@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 6: connections that cannot hang. Real redis-server, a loopback TCP proxy that black-holes its
+ * Connections that cannot hang. Real redis-server, a loopback TCP proxy that black-holes its
  * connections, ACL users deleted under a live connection; the built-in adapter (readers and the invalidation
  * function alike) and the write-through engine.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 1, property-based: whatever sequence of syncs, activations, repairs that restart `revision`, hand
+ * The cache converges on the table, property-based: whatever sequence of syncs, activations, repairs that restart `revision`, hand
  * edits (revision removed or lowered, content changed at the same revision), deletions, removed rows, catalog
  * rewrites, table deletions and re-creations under the same name, shuffled, duplicated, late and repeated stream
  * deliveries happens — once the stream is drained, the L2 and every reader (two Node PromptClients and a Python

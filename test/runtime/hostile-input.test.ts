@@ -1,5 +1,5 @@
 /**
- * Issue 7 items 3 and 5 on the read side, against DynamoDB Local: an id over the key limit is not-found
+ * Hostile ids and hand-broken catalogs on the read side, against DynamoDB Local: an id over the key limit is not-found
  * without a remote call, and a catalog that fails its integrity rules never rejects a real prompt.
  */
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';

@@ -1,5 +1,5 @@
 /**
- * Read provenance (issue 17 item 4): every prompt says which tier served it, whether stale and how old; `onRead`
+ * Read provenance: every prompt says which tier served it, whether stale and how old; `onRead`
  * receives the same per read; the helpers turn it into a log line, EMF metrics and OpenTelemetry span attributes.
  * Real parts: DynamoDB Local, redis-server (the L2), the real `@opentelemetry/api` (a devDependency) with a span of our own.
  */

@@ -1,5 +1,5 @@
 /**
- * Cache-safe CHAT rendering (issue 17 item 3): two renders with different variables serialise to the same bytes up to
+ * Cache-safe CHAT rendering: two renders with different variables serialise to the same bytes up to
  * and including the last cache point before the first variable, and those bytes are the stored template's; key order
  * is kept exactly. The prompt comes from a real prompt file (the directory source's parser), through DynamoDB Local.
  */

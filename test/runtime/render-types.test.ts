@@ -1,5 +1,5 @@
 /**
- * Typed prompts (issue 17 item 2): `cdk-prompt-serving types` output, checked by the real compilers. `tsc` (strict)
+ * Typed prompts: `cdk-prompt-serving types` output, checked by the real compilers. `tsc` (strict)
  * compiles a reader against the generated `prompts.d.ts` and fails it when a variable is renamed, missing or of the
  * wrong type; `mypy --strict` does the same with the generated `.pyi` (when a venv with mypy exists: see
  * `mypyPython`). The same declarations come from the directory and from a table the real sync filled (DynamoDB Local).

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 3: an invalidation (the epoch moving) marks memory copies for re-validation and never discards the
+ * Stale if error: an invalidation (the epoch moving) marks memory copies for re-validation and never discards the
  * last good copy before a newer one is in hand. Real parts: DynamoDB Local, redis-server, the contract's scripts
  * (run as the invalidation function runs them). The table's failure is injected in the SDK's middleware stack.
  * python/tests/test_l2.py holds the same case for the Python client.

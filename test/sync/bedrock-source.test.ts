@@ -292,7 +292,7 @@ describe('BedrockPromptSource.fetch: content', () => {
     ['a malformed updatedAt', '{"name": "x", "updatedAt": "yesterday", "variants": [{"name": "v", "templateType": "TEXT", "templateConfiguration": {"text": {"text": "hi"}}}]}'],
     ['a numeric template', '{"name": "x", "updatedAt": "2026-01-01T00:00:00Z", "variants": [{"name": "v", "templateType": "TEXT", "templateConfiguration": {"text": {"text": 5}}}]}'],
     ['no updatedAt', '{"name": "x", "variants": [{"name": "v", "templateType": "TEXT", "templateConfiguration": {"text": {"text": "hi"}}}]}'],
-  ])('a malformed GetPrompt body (%s) is a failure, not retryable (issue 7 item 7)', async (_name, body) => {
+  ])('a malformed GetPrompt body (%s) is a failure, not retryable', async (_name, body) => {
     const id = textPrompt('x');
     standIn.setRawGetPromptBody(id, body);
     const error = await reader({ version: 'DRAFT' }).fetch(id, undefined, undefined).catch((e) => e);

@@ -65,7 +65,7 @@ test('1000 prompts: fill, then 0 writes and 0 GetPrompt when nothing changed, th
   expect(counter.writes()).toBe(0);
   expect(standIn.stats().served.GetPrompt).toBe(0);
   // one account-wide listing, plus the LATEST-mode re-check of a bounded sample (a deleted version is
-  // invisible in the listing: issue 7 item 8)
+  // invisible in the listing)
   expect(standIn.stats().served.ListPrompts).toBe(1 + DEFAULT_LATEST_CHECKS_PER_SYNC);
 
   // WHEN 10 prompts get a new published version

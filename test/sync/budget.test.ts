@@ -1,5 +1,5 @@
 /**
- * One Bedrock budget for all syncs (issue 7, Build): concurrent syncs share the table's token bucket and
+ * One Bedrock budget for all syncs: concurrent syncs share the table's token bucket and
  * coalesce on per-prompt claims, against the Bedrock stand-in (10 requests/second per operation, 429 above)
  * and DynamoDB Local. Each engine stands for a separate Lambda invocation: nothing is shared in memory.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 5: the sync's coordination items (the shared Bedrock budget and the per-prompt claims) cannot
+ * The sync's coordination items (the shared Bedrock budget and the per-prompt claims) cannot
  * stall it. Against DynamoDB Local and the Bedrock stand-in (10 requests/second, 429 above); each engine stands
  * for a separate Lambda invocation. Each test failed before its fix.
  */

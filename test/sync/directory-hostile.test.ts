@@ -1,5 +1,5 @@
 /**
- * Issue 7 item 4: every way a hand-edited prompts directory can be odd fails alone with a clear reason (or is
+ * Every way a hand-edited prompts directory can be odd fails alone with a clear reason (or is
  * read as meant), against DynamoDB Local through the engine.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 8: a hostile prompt file fails alone, with the same reason, in `validate` (the CLI), at synth
+ * A hostile prompt file fails alone, with the same reason, in `validate` (the CLI), at synth
  * (`PromptSource.fromDirectory`) and in the sync (the engine over DynamoDB Local); the other files keep syncing.
  * Each case failed before its fix in at least one of the three.
  */

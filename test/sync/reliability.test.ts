@@ -1,5 +1,5 @@
 /**
- * Issue 7 regressions, against DynamoDB Local and the Bedrock stand-in: prompts that never came back, listings
+ * Sync regressions, against DynamoDB Local and the Bedrock stand-in: prompts that never came back, listings
  * trusted blindly, ids over the key limit, hand-broken catalogs and pointers. Each test failed before its fix.
  */
 import { DynamoDBClient, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
@@ -83,7 +83,7 @@ class ShortListingSource extends MemorySource {
   }
 }
 
-describe('item 1: a prompt marked DELETED comes back when the source lists it again (LATEST mode)', () => {
+describe('a prompt marked DELETED comes back when the source lists it again (LATEST mode)', () => {
   test('removed from promptIds and added back, with its latest version unchanged: served again', async () => {
     // GIVEN two published prompts, synced
     const bedrockStandIn = await startStandIn();
@@ -116,7 +116,7 @@ describe('item 1: a prompt marked DELETED comes back when the source lists it ag
   });
 });
 
-describe('item 2: a listing is not proof of absence', () => {
+describe('a listing is not proof of absence', () => {
   test('a listing page that came back short deletes nothing the source still has', async () => {
     // GIVEN three synced prompts
     const source = new ShortListingSource();
@@ -144,7 +144,7 @@ describe('item 2: a listing is not proof of absence', () => {
   });
 });
 
-describe('item 3: ids are limited in bytes of UTF-8', () => {
+describe('ids are limited in bytes of UTF-8', () => {
   const cjk = '提'.repeat(700); // 700 characters, 2,100 bytes: over DynamoDB's 2,048-byte key limit
 
   test('the schema rule counts bytes and rejects lone surrogates', () => {
@@ -179,7 +179,7 @@ describe('item 3: ids are limited in bytes of UTF-8', () => {
   });
 });
 
-describe('item 5: a catalog that cannot be verified is rebuilt, never trusted', () => {
+describe('a catalog that cannot be verified is rebuilt, never trusted', () => {
   async function syncedTable(): Promise<MemorySource> {
     const source = new MemorySource();
     for (const id of ['a', 'b', 'c']) source.set(id, textPrompt(id));
@@ -228,7 +228,7 @@ describe('item 5: a catalog that cannot be verified is rebuilt, never trusted', 
   });
 });
 
-describe('item 6: hand-broken pointers are reported for what they are and repaired from the source', () => {
+describe('hand-broken pointers are reported for what they are and repaired from the source', () => {
   async function syncedPrompt(): Promise<MemorySource> {
     const source = new MemorySource();
     source.set('p', textPrompt('served'));
@@ -295,7 +295,7 @@ describe('item 6: hand-broken pointers are reported for what they are and repair
   });
 });
 
-describe('item 7: reports tell the truth', () => {
+describe('reports tell the truth', () => {
   test('a Bedrock prompt DynamoDB cannot store (nested 40 deep) fails, not retryable, and the rest sync', async () => {
     // GIVEN
     const bedrockStandIn = await startStandIn();
@@ -345,7 +345,7 @@ test('the catalog item keeps its key and wire shape after a repair', async () =>
   expect(await raw(CATALOG_ID)).toMatchObject({ bloom_bits: 1024, bloom_hashes: expect.any(Number), count: 1, schema_version: 2 });
 });
 
-describe('item 8: LATEST mode notices a deleted latest version on reconcile', () => {
+describe('LATEST mode notices a deleted latest version on reconcile', () => {
   test('the served version deleted at the source: the reconcile serves the highest remaining one', async () => {
     // GIVEN a prompt with versions 1 and 2, serving 2
     const bedrockStandIn = await startStandIn();

@@ -1,5 +1,5 @@
 /**
- * Issue 13, the sync's part of the ordering rule: a repair of a hand-broken row continues its `revision` rather
+ * The sync's part of the ordering rule: a repair of a hand-broken row continues its `revision` rather
  * than restarting it, and a pointer hand-edited to absurd version numbers heals to the source's content. Against
  * DynamoDB Local. Each test failed before its fix.
  */

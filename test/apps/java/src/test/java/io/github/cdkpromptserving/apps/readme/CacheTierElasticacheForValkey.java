@@ -3,14 +3,9 @@ package io.github.cdkpromptserving.apps.readme;
 
 import software.amazon.awscdk.services.ec2.*;
 import software.amazon.awscdk.services.lambda.*;
-import io.github.cdkpromptserving.PromptCache;
-import io.github.cdkpromptserving.PromptServingTable;
-import io.github.cdkpromptserving.PromptSource;
-import java.util.List;
-import java.util.Map;
-import software.amazon.awscdk.Stack;
-import io.github.cdkpromptserving.*;
 import software.amazon.awscdk.services.lambda.Runtime;
+import io.github.cdkpromptserving.*;
+import software.amazon.awscdk.Stack;
 
 /** From README "A cache tier (ElastiCache for Valkey)". */
 @SuppressWarnings("unused")

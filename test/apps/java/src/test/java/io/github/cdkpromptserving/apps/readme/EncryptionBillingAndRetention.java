@@ -5,12 +5,8 @@ import software.amazon.awscdk.Duration;
 import software.amazon.awscdk.RemovalPolicy;
 import software.amazon.awscdk.services.dynamodb.*;
 import software.amazon.awscdk.services.kms.*;
-import io.github.cdkpromptserving.PromptServingTable;
-import io.github.cdkpromptserving.PromptSource;
-import java.util.List;
-import java.util.Map;
-import software.amazon.awscdk.Stack;
 import io.github.cdkpromptserving.*;
+import software.amazon.awscdk.Stack;
 
 /** From README "Encryption, billing and retention". */
 @SuppressWarnings("unused")

@@ -3,13 +3,9 @@ package io.github.cdkpromptserving.apps.readme;
 
 import software.amazon.awscdk.services.lambda.*;
 import software.amazon.awscdk.services.lambda.nodejs.*;
-import io.github.cdkpromptserving.PromptServingTable;
-import io.github.cdkpromptserving.PromptSource;
-import java.util.List;
-import java.util.Map;
-import software.amazon.awscdk.Stack;
-import io.github.cdkpromptserving.*;
 import software.amazon.awscdk.services.lambda.Runtime;
+import io.github.cdkpromptserving.*;
+import software.amazon.awscdk.Stack;
 
 /** From the docstring of PromptServingTable.addReader. */
 @SuppressWarnings("unused")
