@@ -210,6 +210,7 @@ public final class PromptClient implements AutoCloseable {
    * @throws PromptStoreException if the table cannot be read and no copy within {@code staleIfErrorSeconds} is held
    */
   public Prompt getPrompt(String promptId) {
+    if (promptId == null) throw invalidNull();
     Entry entry = entries.get(promptId);
     if (entry != null && entry.target.kind == ReadTarget.Kind.CURRENT && !entry.invalidated
         && entry.expiresAt > System.currentTimeMillis()) {
@@ -227,6 +228,7 @@ public final class PromptClient implements AutoCloseable {
    * @throws PromptServingException for {@code version} and {@code label} together
    */
   public Prompt getPrompt(String promptId, GetOptions get) {
+    if (promptId == null) throw invalidNull();
     if (get == null) get = GetOptions.NONE;
     ReadTarget target;
     if (get.label != null) {
@@ -248,6 +250,10 @@ public final class PromptClient implements AutoCloseable {
       return served;
     }
     return read(target, get, entry);
+  }
+
+  private static PromptNotFoundException invalidNull() {
+    return new PromptNotFoundException("null", null, "not a valid prompt id (" + Schema.PROMPT_ID_RULE + ", which is reserved)");
   }
 
   /** Everything but a fresh hit, for any target. {@code cached} is the expired copy of this key, if any. */
