@@ -65,6 +65,11 @@ public final class PromptClient implements AutoCloseable {
   private final ConcurrentHashMap<String, CompletableFuture<Entry>> flights = new ConcurrentHashMap<>();
   private final Catalog catalog;
   private final SharedTier l2;
+  /**
+   * Until when CURRENT and label copies may be served without reading the epoch first (set by each epoch check: two
+   * poll intervals on); MAX_VALUE without a write-through L2. One compare on the hot path.
+   */
+  private volatile long epochTrustedUntil = Long.MAX_VALUE;
 
   /** One remembered copy: as loaded, as a hit serves it, and stale (built on first use). */
   static final class Entry {
@@ -187,6 +192,31 @@ public final class PromptClient implements AutoCloseable {
       owns = cache != null;
     }
     this.l2 = cache == null ? null : new SharedTier(cache, owns, this);
+    if (l2 != null && l2.writeThrough()) {
+      epochTrustedUntil = 0;
+      l2.start();
+    }
+  }
+
+  /** The epoch moved: every CURRENT and label copy is re-validated by its next read, not-found answers and the catalog forgotten. */
+  void epochMoved() {
+    for (Entry e : entries.values()) if (e.target.kind != ReadTarget.Kind.VERSION) e.invalidated = true;
+    notFound.clear();
+    catalog.forget();
+    counters.incrementAndGet(EPOCH_MOVES);
+  }
+
+  void trustCopiesUntil(long until) {
+    epochTrustedUntil = until;
+  }
+
+  /** A frozen process thawed past its trust: read the epoch (bounded) before serving from memory. */
+  private void checkEpochFirst() {
+    try {
+      l2.checkEpoch();
+    } catch (RuntimeException e) {
+      counters.incrementAndGet(L2_ERRORS);
+    }
   }
 
   public static Builder builder() {
@@ -212,8 +242,12 @@ public final class PromptClient implements AutoCloseable {
   public Prompt getPrompt(String promptId) {
     if (promptId == null) throw invalidNull();
     Entry entry = entries.get(promptId);
-    if (entry != null && entry.target.kind == ReadTarget.Kind.CURRENT && !entry.invalidated
-        && entry.expiresAt > System.currentTimeMillis()) {
+    long now = System.currentTimeMillis();
+    if (now > epochTrustedUntil) {
+      checkEpochFirst();
+      entry = entries.get(promptId);
+    }
+    if (entry != null && entry.target.kind == ReadTarget.Kind.CURRENT && !entry.invalidated && entry.expiresAt > now) {
       touch(entry);
       counters.incrementAndGet(HITS);
       if (onRead != null) report(entry.hit, null);
@@ -240,6 +274,7 @@ public final class PromptClient implements AutoCloseable {
       if (get.fallback == null) return getPrompt(promptId);
       target = ReadTarget.current(promptId);
     }
+    if (target.kind != ReadTarget.Kind.VERSION && System.currentTimeMillis() > epochTrustedUntil) checkEpochFirst();
     Entry entry = entries.get(target.cacheKey);
     if (entry != null && entry.target.kind != target.kind) entry = null; // an id like '#3#x' never meets a pinned entry
     if (entry != null && !entry.invalidated && entry.expiresAt > System.currentTimeMillis()) {
@@ -413,6 +448,17 @@ public final class PromptClient implements AutoCloseable {
       }
     } else {
       loaded = readRemote(target);
+    }
+    if (loaded != null && !"table".equals(loaded.source) && loaded.item != null) {
+      try {
+        return accept(target, loaded);
+      } catch (PromptStoreException e) {
+        counters.incrementAndGet(L2_ERRORS); // an L2 value that breaks the contract: read the table
+        long fetchedAt = System.currentTimeMillis();
+        Map<String, Object> item = getItem(target.promptId, target.sortKey);
+        l2.fill(target.promptId, target.sortKey, item, fetchedAt);
+        loaded = new Loaded(item, "table", fetchedAt);
+      }
     }
     return accept(target, loaded);
   }
@@ -640,20 +686,24 @@ public final class PromptClient implements AutoCloseable {
       return b == null || Schema.bloomMightContain(b, bits, hashes, id);
     }
 
+    /** The filter came from an L2 fill: it may predate the table's, so it never rules an id out alone. */
+    private volatile boolean fromFill;
+
     /** The verdict without a remote call, or null when the catalog must be read first. */
     Boolean verdictNow(String id) {
       long at = readAt;
       if (at < 0) return null;
       boolean fresh = System.currentTimeMillis() - at < client.options.catalogMaxAgeMs;
-      if (!admits(id)) return fresh ? Boolean.FALSE : null;
+      if (!admits(id)) return fresh && !fromFill ? Boolean.FALSE : null;
       if (!fresh) BACKGROUND.execute(this::refresh);
       return Boolean.TRUE;
     }
 
     boolean mightContain(String id) {
       long at = readAt;
-      if (at >= 0 && System.currentTimeMillis() - at < client.options.catalogMaxAgeMs) return admits(id);
-      refresh();
+      if (at < 0 || System.currentTimeMillis() - at >= client.options.catalogMaxAgeMs) refresh();
+      if (admits(id) || !fromFill) return admits(id);
+      read(true); // a fill's "absent" is confirmed by the table's catalog
       return admits(id);
     }
 
@@ -666,10 +716,14 @@ public final class PromptClient implements AutoCloseable {
     synchronized void refresh() {
       long before = readAt;
       if (before >= 0 && System.currentTimeMillis() - before < 50) return; // read just now by the thread we waited for
+      read(false);
+    }
+
+    private synchronized void read(boolean fromTable) {
       try {
         Map<String, Object> item;
         SharedTier l2 = client.l2;
-        Loaded shared = l2 == null ? null : l2.read(Schema.CATALOG_ID, Schema.CURRENT);
+        Loaded shared = l2 == null || fromTable ? null : l2.read(Schema.CATALOG_ID, Schema.CURRENT);
         if (shared != null) {
           item = shared.item;
         } else {
@@ -677,6 +731,7 @@ public final class PromptClient implements AutoCloseable {
           item = client.getItem(Schema.CATALOG_ID, Schema.CURRENT);
           if (l2 != null) l2.fill(Schema.CATALOG_ID, Schema.CURRENT, item, fetchedAt);
         }
+        fromFill = shared != null && "fill".equals(shared.source);
         if (item == null || Schema.catalogProblem(item.get("bloom"), item.get("bloom_bits"), item.get("bloom_hashes"), item.get("count"),
             item.get("revision")) != null) {
           bytes = null;
