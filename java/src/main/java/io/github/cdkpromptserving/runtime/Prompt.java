@@ -130,7 +130,7 @@ public final class Prompt {
   /** The same prompt with another provenance (same read time). */
   Prompt served(String source, boolean stale) {
     return new Prompt(data, id, version, checksum, inputVariables, modelId, inferenceConfig, label, rollout, sourceDeleted,
-        new Provenance(source, stale, provenance.getReadAt()));
+        provenance.with(source, stale));
   }
 
   @SuppressWarnings("unchecked")

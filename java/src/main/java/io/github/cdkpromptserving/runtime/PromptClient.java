@@ -50,6 +50,8 @@ public final class PromptClient implements AutoCloseable {
   });
 
   private final ResolvedOptions options;
+  /** The wall clock (a test hook replaces it; Provenance ages count on it too). */
+  private final java.util.function.LongSupplier clock;
   private final DynamoDbClient dynamoDb;
   private final boolean ownsDynamoDb;
   private final OnRead onRead;
@@ -176,6 +178,7 @@ public final class PromptClient implements AutoCloseable {
   private PromptClient(Builder b) {
     Map<String, String> env = b.environment != null ? b.environment : System.getenv();
     this.options = ResolvedOptions.resolve(b.tableName, b.numbers, env);
+    this.clock = b.clock != null ? b.clock : System::currentTimeMillis;
     this.onRead = b.onRead;
     if (b.dynamoDbClient != null) {
       this.dynamoDb = b.dynamoDbClient;
@@ -219,6 +222,10 @@ public final class PromptClient implements AutoCloseable {
     }
   }
 
+  long now() {
+    return clock.getAsLong();
+  }
+
   public static Builder builder() {
     return new Builder();
   }
@@ -242,7 +249,7 @@ public final class PromptClient implements AutoCloseable {
   public Prompt getPrompt(String promptId) {
     if (promptId == null) throw invalidNull();
     Entry entry = entries.get(promptId);
-    long now = System.currentTimeMillis();
+    long now = now();
     if (now > epochTrustedUntil) {
       checkEpochFirst();
       entry = entries.get(promptId);
@@ -274,10 +281,10 @@ public final class PromptClient implements AutoCloseable {
       if (get.fallback == null) return getPrompt(promptId);
       target = ReadTarget.current(promptId);
     }
-    if (target.kind != ReadTarget.Kind.VERSION && System.currentTimeMillis() > epochTrustedUntil) checkEpochFirst();
+    if (target.kind != ReadTarget.Kind.VERSION && now() > epochTrustedUntil) checkEpochFirst();
     Entry entry = entries.get(target.cacheKey);
     if (entry != null && entry.target.kind != target.kind) entry = null; // an id like '#3#x' never meets a pinned entry
-    if (entry != null && !entry.invalidated && entry.expiresAt > System.currentTimeMillis()) {
+    if (entry != null && !entry.invalidated && entry.expiresAt > now()) {
       touch(entry);
       counters.incrementAndGet(HITS);
       Prompt served = serve(entry, get.stickinessKey, "hit");
@@ -299,7 +306,7 @@ public final class PromptClient implements AutoCloseable {
     } catch (PromptStoreException e) {
       if (get.fallback == null) throw e;
       counters.incrementAndGet(FALLBACK_SERVES);
-      Prompt fallback = get.fallback.toPrompt(target.promptId);
+      Prompt fallback = get.fallback.toPrompt(target.promptId, clock);
       served = target.kind == ReadTarget.Kind.LABEL ? fallback.forLabel(target.label, null, false) : fallback;
     }
     if (onRead != null) report(served, target.version);
@@ -307,7 +314,7 @@ public final class PromptClient implements AutoCloseable {
   }
 
   private Prompt miss(ReadTarget target, GetOptions get, Entry cached) {
-    long now = System.currentTimeMillis();
+    long now = now();
     if (cached != null && ((!cached.invalidated && now < cached.expiresAt + options.staleWhileRevalidateMs)
         || (cached.failing && now < cached.expiresAt + options.staleIfErrorMs))) {
       counters.incrementAndGet(STALE_SERVES);
@@ -331,7 +338,7 @@ public final class PromptClient implements AutoCloseable {
     try {
       return serve(load(target), get.stickinessKey, "loaded");
     } catch (PromptStoreException e) {
-      if (cached != null && System.currentTimeMillis() < cached.expiresAt + options.staleIfErrorMs) {
+      if (cached != null && now() < cached.expiresAt + options.staleIfErrorMs) {
         counters.incrementAndGet(STALE_SERVES);
         return serve(cached, get.stickinessKey, "stale");
       }
@@ -370,6 +377,14 @@ public final class PromptClient implements AutoCloseable {
     System.out.println(Json.stringify(line));
   }
 
+  private void loadCandidateOf(Entry entry) {
+    try {
+      loadCandidate(entry);
+    } catch (RuntimeException e) {
+      // the label is served (arm A) whatever the candidate read did
+    }
+  }
+
   /** Arm B's candidate version, read through the same cached path as any pinned read. */
   private void loadCandidate(Entry entry) {
     Rollout r = entry.rollout;
@@ -387,7 +402,7 @@ public final class PromptClient implements AutoCloseable {
   /** A cached read of an exact version (for a rollout's candidate), as served: its loaded or l1 copy. */
   private Prompt getPromptInternal(ReadTarget target) {
     Entry entry = entries.get(target.cacheKey);
-    if (entry != null && entry.target.kind == target.kind && !entry.invalidated && entry.expiresAt > System.currentTimeMillis()) {
+    if (entry != null && entry.target.kind == target.kind && !entry.invalidated && entry.expiresAt > now()) {
       return entry.hit;
     }
     String problem = target.problem();
@@ -454,7 +469,7 @@ public final class PromptClient implements AutoCloseable {
         return accept(target, loaded);
       } catch (PromptStoreException e) {
         counters.incrementAndGet(L2_ERRORS); // an L2 value that breaks the contract: read the table
-        long fetchedAt = System.currentTimeMillis();
+        long fetchedAt = now();
         Map<String, Object> item = getItem(target.promptId, target.sortKey);
         l2.fill(target.promptId, target.sortKey, item, fetchedAt);
         loaded = new Loaded(item, "table", fetchedAt);
@@ -474,11 +489,11 @@ public final class PromptClient implements AutoCloseable {
     if (loaded.item == null || Prompt.isDeleted(loaded.item)) {
       entries.remove(target.cacheKey);
       String reason = loaded.item == null ? target.missingReason() : target.kind == ReadTarget.Kind.LABEL ? target.missingReason() : "deleted";
-      notFound.put(target.cacheKey, new NotFoundMark(System.currentTimeMillis() + options.notFoundMaxAgeMs, target.missingReason()));
+      notFound.put(target.cacheKey, new NotFoundMark(now() + options.notFoundMaxAgeMs, target.missingReason()));
       if (notFound.size() > options.maxEntries) notFound.clear();
       throw target.notFound(reason);
     }
-    Provenance provenance = new Provenance(loaded.source.equals("table") ? "table" : "l2", false, loaded.fetchedAt);
+    Provenance provenance = new Provenance(loaded.source.equals("table") ? "table" : "l2", false, loaded.fetchedAt, clock);
     Entry entry;
     if (target.kind == ReadTarget.Kind.LABEL) {
       Prompt prompt = LabelItems.promptFromLabelItem(loaded.item, target.label, provenance);
@@ -488,6 +503,8 @@ public final class PromptClient implements AutoCloseable {
         rollout = new Rollout(parsed.spec, parsed.problem, target.label, prompt);
       }
       entry = new Entry(target, prompt, target.expiresAt(loaded.fetchedAt, options.maxAgeMs), rollout);
+      // The candidate is read with the label item (not on the first arm-B read), so stale-if-error can serve either arm.
+      if (rollout != null && rollout.spec != null && rollout.spec.percentBp > 0) loadCandidateOf(entry);
     } else {
       Prompt prompt = Prompt.fromItem(loaded.item, 1, provenance);
       entry = new Entry(target, prompt, target.expiresAt(loaded.fetchedAt, options.maxAgeMs), null);
@@ -522,7 +539,7 @@ public final class PromptClient implements AutoCloseable {
       Loaded shared = l2.read(target.promptId, target.sortKey);
       if (shared != null) return shared;
     }
-    long fetchedAt = System.currentTimeMillis();
+    long fetchedAt = now();
     Map<String, Object> item = getItem(target.promptId, target.sortKey);
     if (l2 != null) l2.fill(target.promptId, target.sortKey, item, fetchedAt);
     return new Loaded(item, "table", fetchedAt);
@@ -530,12 +547,12 @@ public final class PromptClient implements AutoCloseable {
 
   /** One eventually consistent GetItem, retried on throttling and server errors within {@code requestTimeoutMs}. */
   Map<String, Object> getItem(String promptId, String sortKey) {
-    long deadline = System.currentTimeMillis() + options.requestTimeoutMs;
+    long deadline = now() + options.requestTimeoutMs;
     Map<String, AttributeValue> key = new HashMap<>(4);
     key.put(Schema.PARTITION_KEY, AttributeValue.builder().s(promptId).build());
     key.put(Schema.SORT_KEY, AttributeValue.builder().s(sortKey).build());
     for (int attempt = 1;; attempt++) {
-      long left = deadline - System.currentTimeMillis();
+      long left = deadline - now();
       counters.incrementAndGet(STORE_READS);
       try {
         GetItemResponse response = dynamoDb.getItem(GetItemRequest.builder().tableName(options.tableName).key(key)
@@ -545,7 +562,7 @@ public final class PromptClient implements AutoCloseable {
         long backoff = Math.min(1000, 25L << Math.min(attempt, 5)) / 2 + ThreadLocalRandom.current().nextLong(Math.min(1000, 25L << Math.min(attempt, 5)) / 2 + 1);
         boolean retryable = e.retryable() || (e instanceof SdkServiceException && (((SdkServiceException) e).isThrottlingException()
             || ((SdkServiceException) e).statusCode() >= 500));
-        if (retryable && attempt < options.maxAttempts && System.currentTimeMillis() + backoff < deadline) {
+        if (retryable && attempt < options.maxAttempts && now() + backoff < deadline) {
           counters.incrementAndGet(RETRIES);
           try {
             Thread.sleep(backoff);
@@ -693,7 +710,7 @@ public final class PromptClient implements AutoCloseable {
     Boolean verdictNow(String id) {
       long at = readAt;
       if (at < 0) return null;
-      boolean fresh = System.currentTimeMillis() - at < client.options.catalogMaxAgeMs;
+      boolean fresh = client.now() - at < client.options.catalogMaxAgeMs;
       if (!admits(id)) return fresh && !fromFill ? Boolean.FALSE : null;
       if (!fresh) BACKGROUND.execute(this::refresh);
       return Boolean.TRUE;
@@ -701,7 +718,7 @@ public final class PromptClient implements AutoCloseable {
 
     boolean mightContain(String id) {
       long at = readAt;
-      if (at < 0 || System.currentTimeMillis() - at >= client.options.catalogMaxAgeMs) refresh();
+      if (at < 0 || client.now() - at >= client.options.catalogMaxAgeMs) refresh();
       if (admits(id) || !fromFill) return admits(id);
       read(true); // a fill's "absent" is confirmed by the table's catalog
       return admits(id);
@@ -715,7 +732,7 @@ public final class PromptClient implements AutoCloseable {
     /** One read at a time; a caller arriving during a read waits for it and uses its answer. */
     synchronized void refresh() {
       long before = readAt;
-      if (before >= 0 && System.currentTimeMillis() - before < 50) return; // read just now by the thread we waited for
+      if (before >= 0 && client.now() - before < 50) return; // read just now by the thread we waited for
       read(false);
     }
 
@@ -727,7 +744,7 @@ public final class PromptClient implements AutoCloseable {
         if (shared != null) {
           item = shared.item;
         } else {
-          long fetchedAt = System.currentTimeMillis();
+          long fetchedAt = client.now();
           item = client.getItem(Schema.CATALOG_ID, Schema.CURRENT);
           if (l2 != null) l2.fill(Schema.CATALOG_ID, Schema.CURRENT, item, fetchedAt);
         }
@@ -744,7 +761,7 @@ public final class PromptClient implements AutoCloseable {
       } catch (RuntimeException e) {
         // keep the filter we have (or none): an unreadable catalog never rejects an id
       }
-      readAt = System.currentTimeMillis();
+      readAt = client.now();
     }
   }
 
@@ -757,8 +774,15 @@ public final class PromptClient implements AutoCloseable {
     private boolean noL2;
     private OnRead onRead;
     private Map<String, String> environment;
+    private java.util.function.LongSupplier clock;
 
     private Builder() {}
+
+    /** Test hook: the wall clock in epoch milliseconds (the Python client's {@code clock}). */
+    public Builder clock(java.util.function.LongSupplier clock) {
+      this.clock = clock;
+      return this;
+    }
 
     /** The serving table (default: {@code PROMPT_SERVING_TABLE_NAME}, which {@code addReader} sets). */
     public Builder tableName(String tableName) {

@@ -59,6 +59,10 @@ public final class PromptFallback {
 
   /** The prompt this fallback is served as for {@code promptId}. */
   Prompt toPrompt(String promptId) {
+    return toPrompt(promptId, System::currentTimeMillis);
+  }
+
+  Prompt toPrompt(String promptId, java.util.function.LongSupplier clock) {
     boolean isText = text != null;
     List<Object> sys = system == null ? new ArrayList<>() : new ArrayList<>(system);
     List<Object> msgs = messages == null ? new ArrayList<>() : new ArrayList<>(messages);
@@ -79,6 +83,6 @@ public final class PromptFallback {
     item.put("version", Schema.CURRENT);
     item.put("version_number", 0.0);
     item.put("checksum", Schema.checksum(content));
-    return Prompt.fromItem(item, 0, new Provenance("fallback", true, System.currentTimeMillis()));
+    return Prompt.fromItem(item, 0, new Provenance("fallback", true, clock.getAsLong(), clock));
   }
 }

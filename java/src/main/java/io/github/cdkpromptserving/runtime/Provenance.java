@@ -5,11 +5,21 @@ public final class Provenance {
   private final String source;
   private final boolean stale;
   private final long readAt;
+  private final java.util.function.LongSupplier clock;
 
   Provenance(String source, boolean stale, long readAt) {
+    this(source, stale, readAt, System::currentTimeMillis);
+  }
+
+  Provenance(String source, boolean stale, long readAt, java.util.function.LongSupplier clock) {
     this.source = source;
     this.stale = stale;
     this.readAt = readAt;
+    this.clock = clock;
+  }
+
+  Provenance with(String source, boolean stale) {
+    return new Provenance(source, stale, readAt, clock);
   }
 
   public String getSource() {
@@ -27,7 +37,7 @@ public final class Provenance {
 
   /** Seconds since {@link #getReadAt()}, at least 0. */
   public double getAgeSeconds() {
-    return Math.max(0, (System.currentTimeMillis() - readAt) / 1000.0);
+    return Math.max(0, (clock.getAsLong() - readAt) / 1000.0);
   }
 
   @Override

@@ -71,7 +71,7 @@ final class SharedTier {
     boolean first = epochReadAt == Long.MIN_VALUE;
     incarnation = inc;
     epochCounter = counter;
-    epochReadAt = System.currentTimeMillis();
+    epochReadAt = client.now();
     if (!first && counter != before) client.epochMoved();
     client.trustCopiesUntil(epochReadAt + 2 * client.resolved().epochPollIntervalMs);
   }
@@ -102,7 +102,7 @@ final class SharedTier {
     String inc = wt ? incarnation() : null;
     String rawStream = wt ? get(L2Schema.itemKey(table, promptId, sortKey)) : null;
     String rawFill = get(L2Schema.fillKey(table, promptId, sortKey));
-    long now = System.currentTimeMillis();
+    long now = client.now();
     L2Schema.StreamValue stream = rawStream == null ? null : L2Schema.decodeStreamValue(rawStream, promptId, sortKey);
     if (stream != null && stream.inc.equals(inc)) {
       Map<String, Object> item = stream.item == null ? null : L2Schema.fromDynamoJson(stream.item);
