@@ -18,6 +18,21 @@ public final class ReadInfo {
   /** Null unless the label has a rollout. */
   public final String arm;
 
+  ReadInfo(String tableName, String promptId, int version, Integer requestedVersion, String checksum, String source, boolean stale,
+      double ageSeconds, String label, String rolloutId, String arm) {
+    this.tableName = tableName;
+    this.promptId = promptId;
+    this.version = version;
+    this.requestedVersion = requestedVersion;
+    this.checksum = checksum;
+    this.source = source;
+    this.stale = stale;
+    this.ageSeconds = ageSeconds;
+    this.label = label;
+    this.rolloutId = rolloutId;
+    this.arm = arm;
+  }
+
   ReadInfo(String tableName, Prompt prompt, Integer requestedVersion) {
     this.tableName = tableName;
     this.promptId = prompt.getId();
