@@ -165,6 +165,11 @@ public final class JedisL2 implements PromptCacheL2, SharedTier.Resettable {
     return true;
   }
 
+  /** Whether a connection (pool) is open. */
+  boolean connected() {
+    return jedis != null;
+  }
+
   @Override
   public synchronized void reset() {
     UnifiedJedis j = jedis;

@@ -52,7 +52,8 @@ public final class PromptClient implements AutoCloseable {
   private final ResolvedOptions options;
   /** The wall clock (a test hook replaces it; Provenance ages count on it too). */
   private final java.util.function.LongSupplier clock;
-  private final DynamoDbClient dynamoDb;
+  /** Volatile: a client this one made is closed before a SnapStart snapshot and made again after the restore. */
+  private volatile DynamoDbClient dynamoDb;
   private final boolean ownsDynamoDb;
   private final OnRead onRead;
   private volatile boolean onReadFailed;
@@ -555,7 +556,7 @@ public final class PromptClient implements AutoCloseable {
       long left = deadline - now();
       counters.incrementAndGet(STORE_READS);
       try {
-        GetItemResponse response = dynamoDb.getItem(GetItemRequest.builder().tableName(options.tableName).key(key)
+        GetItemResponse response = dynamoDb().getItem(GetItemRequest.builder().tableName(options.tableName).key(key)
             .overrideConfiguration(o -> o.apiCallTimeout(Duration.ofMillis(Math.max(1, left)))).build());
         return response.hasItem() && !response.item().isEmpty() ? DdbCodec.fromItem(response.item()) : null;
       } catch (SdkException e) {
@@ -671,11 +672,62 @@ public final class PromptClient implements AutoCloseable {
     return new PromptClientStats(c, evictions.get(), entries.size());
   }
 
+  /**
+   * Registers this client for SnapStart (CRaC): before the snapshot it preloads {@code primeIds} (and their
+   * {@code primeLabels}) so the restored function serves them from memory, then closes every connection it opened and
+   * forgets credentials (the L2 connection, its IAM token, and the DynamoDB client it made, with its credentials
+   * provider); after the restore it makes them again lazily and re-reads the freshness epoch before serving from memory.
+   * A no-op outside a CRaC runtime (the registration is kept, and never called).
+   * @return the CRaC resource (tests call its methods to simulate a snapshot and a restore)
+   */
+  public SnapStart registerSnapStart(Collection<String> primeIds, Collection<String> primeLabels) {
+    SnapStart hook = new SnapStart(this, primeIds, primeLabels);
+    try {
+      org.crac.Core.getGlobalContext().register(hook);
+    } catch (RuntimeException | LinkageError e) {
+      // no CRaC API on the class path or no global context: nothing is snapshotted
+    }
+    return hook;
+  }
+
+  void beforeCheckpoint() {
+    if (l2 != null) l2.beforeCheckpoint();
+    if (ownsDynamoDb) {
+      DynamoDbClient old = dynamoDb;
+      dynamoDb = null;
+      if (old != null) old.close();
+    }
+    notFound.clear();
+    if (l2 != null && l2.writeThrough()) epochTrustedUntil = 0;
+  }
+
+  void afterRestore() {
+    if (ownsDynamoDb && dynamoDb == null) dynamoDb = DefaultClients.dynamoDb(options);
+    if (l2 != null) l2.afterRestore();
+  }
+
+  /** Whether this client holds an open DynamoDB client (false between a snapshot and a restore). */
+  boolean holdsDynamoDbClient() {
+    return dynamoDb != null;
+  }
+
+  private DynamoDbClient dynamoDb() {
+    DynamoDbClient c = dynamoDb;
+    if (c == null) {
+      synchronized (this) {
+        c = dynamoDb;
+        if (c == null) dynamoDb = c = DefaultClients.dynamoDb(options);
+      }
+    }
+    return c;
+  }
+
   /** Closes what this client opened (its own L2 connection and DynamoDB client); a client given to it is left open. */
   @Override
   public void close() {
     if (l2 != null) l2.close();
-    if (ownsDynamoDb) dynamoDb.close();
+    DynamoDbClient c = dynamoDb;
+    if (ownsDynamoDb && c != null) c.close();
   }
 
   ResolvedOptions resolved() {
