@@ -157,7 +157,8 @@ public final class JedisL2 implements PromptCacheL2, SharedTier.Resettable {
 
   @Override
   public void set(String key, String value, int ttlSeconds) {
-    jedis().setex(key, ttlSeconds, value);
+    // SET … EX (not SETEX): the reader's ACL allows `set` only (src/schema/l2.ts L2_READER_COMMANDS)
+    jedis().set(key, value, redis.clients.jedis.params.SetParams.setParams().ex(ttlSeconds));
   }
 
   @Override

@@ -58,7 +58,7 @@ final class SharedTier {
     try {
       checkEpoch();
     } catch (RuntimeException e) {
-      client.count(PromptClient.L2_ERRORS);
+      failed(e);
     }
   }
 
@@ -91,9 +91,23 @@ final class SharedTier {
     try {
       return cache.get(key);
     } catch (RuntimeException e) {
-      client.count(PromptClient.L2_ERRORS);
+      failed(e);
       return null;
     }
+  }
+
+  private volatile boolean errorLogged;
+
+  /** Counts an L2 failure; the first is said once on stderr (reads go on to the table). */
+  private void failed(RuntimeException e) {
+    client.count(PromptClient.L2_ERRORS);
+    if (errorLogged) return;
+    errorLogged = true;
+    Map<String, Object> line = new java.util.LinkedHashMap<>();
+    line.put("level", "WARN");
+    line.put("message", "cdk-prompt-serving: an L2 call failed (reads go to the table; said once): " + e);
+    line.put("table", table);
+    System.err.println(Json.stringify(line));
   }
 
   /** The item as the L2 holds it (null: read the table). */
@@ -134,7 +148,7 @@ final class SharedTier {
     try {
       cache.set(L2Schema.fillKey(table, promptId, sortKey), L2Schema.encodeFillValue(inc, fetchedAt, L2Schema.toDynamoJson(item)), (int) ttl);
     } catch (RuntimeException e) {
-      client.count(PromptClient.L2_ERRORS);
+      failed(e);
     }
   }
 

@@ -47,7 +47,7 @@ final class DynamoDbLocal {
         port = s.getLocalPort();
       }
       process = new ProcessBuilder("java", "-Djava.library.path=" + dir.resolve("DynamoDBLocal_lib"), "-jar",
-          dir.resolve("DynamoDBLocal.jar").toString(), "-inMemory", "-port", String.valueOf(port))
+          dir.resolve("DynamoDBLocal.jar").toString(), "-inMemory", "-sharedDb", "-port", String.valueOf(port))
           .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
       Process started = process;
       Runtime.getRuntime().addShutdownHook(new Thread(started::destroy));
