@@ -58,6 +58,11 @@ public final class PromptClient implements AutoCloseable {
   private final OnRead onRead;
   private volatile boolean onReadFailed;
   private final AtomicLongArray counters = new AtomicLongArray(17);
+  /**
+   * Hits of {@link #getPrompt(String)} (CURRENT): a plain field, since an atomic increment costs as much as the whole hit
+   * otherwise does; under concurrent hits from many threads it may undercount (never the other counters).
+   */
+  private long hitCount;
   private final AtomicLong evictions = new AtomicLong();
   private final AtomicLong tick = new AtomicLong();
   /** Every remembered copy, by its target's cache key (bounded by maxEntries, least recently used first out). */
@@ -257,7 +262,7 @@ public final class PromptClient implements AutoCloseable {
     }
     if (entry != null && entry.target.kind == ReadTarget.Kind.CURRENT && !entry.invalidated && entry.expiresAt > now) {
       touch(entry);
-      counters.incrementAndGet(HITS);
+      hitCount++; // plain: a locked increment per hit would cost more than the map lookup (see stats())
       if (onRead != null) report(entry.hit, null);
       return entry.hit;
     }
@@ -523,7 +528,7 @@ public final class PromptClient implements AutoCloseable {
 
   /** Marks an entry used for the size bound on every 16th hit (a hot prompt keeps its place for a fraction of the cost). */
   private void touch(Entry entry) {
-    if ((entry.hits++ & 15) == 0) entry.lastUsed = tick.incrementAndGet();
+    if ((entry.hits++ & 15) == 0) entry.lastUsed = tick.get() + 1;
   }
 
   private void evictOne() {
@@ -669,6 +674,7 @@ public final class PromptClient implements AutoCloseable {
   public PromptClientStats stats() {
     long[] c = new long[counters.length()];
     for (int i = 0; i < c.length; i++) c[i] = counters.get(i);
+    c[HITS] += hitCount;
     return new PromptClientStats(c, evictions.get(), entries.size());
   }
 

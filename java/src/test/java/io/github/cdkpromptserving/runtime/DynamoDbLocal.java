@@ -48,6 +48,7 @@ final class DynamoDbLocal {
       }
       process = new ProcessBuilder("java", "-Djava.library.path=" + dir.resolve("DynamoDBLocal_lib"), "-jar",
           dir.resolve("DynamoDBLocal.jar").toString(), "-inMemory", "-sharedDb", "-port", String.valueOf(port))
+          .directory(Files.createTempDirectory("dynamodb-local-java").toFile()) // it writes a metadata file in its directory
           .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
       Process started = process;
       Runtime.getRuntime().addShutdownHook(new Thread(started::destroy));
