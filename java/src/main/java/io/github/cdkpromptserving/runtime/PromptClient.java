@@ -429,6 +429,12 @@ public final class PromptClient implements AutoCloseable {
       }
     }
     try {
+      // A load that finished between this thread's look at memory and its flight: use its copy (one read per key).
+      Entry held = entries.get(target.cacheKey);
+      if (held != null && held.target.kind == target.kind && !held.invalidated && held.expiresAt > now()) {
+        mine.complete(held);
+        return held;
+      }
       Entry entry = fetch(target);
       mine.complete(entry);
       return entry;
