@@ -274,6 +274,15 @@ const testPython = project.addTask('test:python', {
 });
 project.testTask.spawn(testPython);
 
+// The Java runtime client (java/): its JUnit suite (the shared conformance fixtures, DynamoDB Local, a TLS redis-server,
+// the shaded Lambda jar run as deployed) through Maven, with the local repository in ~/.m2; see java/README.md.
+const testJavaRuntime = project.addTask('test:java-runtime', {
+  description: 'Java runtime client tests (mvn verify of java/: JUnit 5, conformance fixtures, the as-deployed Lambda jar)',
+  exec: 'scripts/test-java-runtime.sh',
+});
+project.testTask.spawn(testJavaRuntime);
+project.npmignore?.addPatterns('/java/');
+
 // No import loop in src/ (docs/ARCHITECTURE.md): eslint checks the runtime imports; test/layout.test.ts also
 // checks the type-only ones (which `import/no-cycle` skips) and the loops between rooms.
 project.eslint?.addRules({

@@ -50,7 +50,8 @@ function layerOf(stack: Stack, kind: LayerKind): lambda.ILayerVersion {
 
 /**
  * Gives a cache reader its cache client by the function's runtime family: the Node.js layer (node-redis) or the
- * Python layer (runtime client + redis-py); for any other runtime a synth-time warning says what to do.
+ * Python layer (runtime client + redis-py). A Java reader gets no layer (its jar carries the Java runtime client and Jedis,
+ * docs/adr/0008-java-runtime-client.md) and an info naming that client; any other runtime a synth-time warning saying what to do.
  */
 export function attachCacheClientLayer(fn: lambda.Function): void {
   const family = fn.runtime.family;
@@ -58,6 +59,10 @@ export function attachCacheClientLayer(fn: lambda.Function): void {
     fn.addLayers(layerOf(Stack.of(fn), NODEJS_LAYER));
   } else if (family === lambda.RuntimeFamily.PYTHON) {
     fn.addLayers(layerOf(Stack.of(fn), PYTHON_LAYER));
+  } else if (family === lambda.RuntimeFamily.JAVA) {
+    Annotations.of(fn).addInfo(`\`addReader\`: ${fn.node.path} runs ${fn.runtime.name}: read with the Java runtime client `
+      + '(Maven io.github.cdkpromptserving:cdk-prompt-serving-runtime, with redis.clients:jedis in the function\'s jar for the cache); '
+      + 'it reads the environment and the cache this reader was given.');
   } else {
     warnNoLayer(fn);
   }
@@ -66,6 +71,6 @@ export function attachCacheClientLayer(fn: lambda.Function): void {
 function warnNoLayer(scope: Construct & { runtime: lambda.Runtime }): void {
   Annotations.of(scope).addWarningV2('cdk-prompt-serving:readerRuntimeWithoutCacheClient',
     `\`addReader\`: ${scope.node.path} runs ${scope.runtime.name}, for which cdk-prompt-serving ships no cache client `
-    + '(Node.js and Python only): it gets the cache environment and permissions, but its reads go to the table unless '
+    + '(Node.js, Python and Java only): it gets the cache environment and permissions, but its reads go to the table unless '
     + 'its own code connects to the cache (README "L2 cache" describes the key and value format).');
 }

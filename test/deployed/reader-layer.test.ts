@@ -60,7 +60,7 @@ test('the layers\' contents: node-redis in one file at nodejs/node_modules/redis
   expect(fs.existsSync(path.join(py, 'cdk_prompt_serving_runtime', '__init__.py'))).toBe(true);
 });
 
-test('a reader on another runtime gets a synth-time warning naming what to do, and no layer', () => {
+test('a Java reader gets an info naming the Java runtime client, no warning and no layer', () => {
   // GIVEN
   const { stack, vpc } = newCacheStack();
   const prompts = newCachedTable(stack, vpc);
@@ -71,7 +71,22 @@ test('a reader on another runtime gets a synth-time warning naming what to do, a
   prompts.addReader(java);
   // THEN
   Template.fromStack(stack).resourceCountIs('AWS::Lambda::LayerVersion', 0);
-  Annotations.fromStack(stack).hasWarning('/Stack/ReaderJava', Match.stringLikeRegexp('java21.*ships no cache client.*its own code connects to the cache'));
+  Annotations.fromStack(stack).hasInfo('/Stack/ReaderJava', Match.stringLikeRegexp('java21.*Java runtime client.*cdk-prompt-serving-runtime'));
+  Annotations.fromStack(stack).hasNoWarning('/Stack/ReaderJava', Match.anyValue());
+});
+
+test('a reader on another runtime gets a synth-time warning naming what to do, and no layer', () => {
+  // GIVEN
+  const { stack, vpc } = newCacheStack();
+  const prompts = newCachedTable(stack, vpc);
+  const ruby = new lambda.Function(stack, 'ReaderRuby', {
+    runtime: lambda.Runtime.RUBY_3_3, handler: 'x.handler', code: lambda.Code.fromAsset(path.join(root, 'test/deployed')), vpc,
+  });
+  // WHEN
+  prompts.addReader(ruby);
+  // THEN
+  Template.fromStack(stack).resourceCountIs('AWS::Lambda::LayerVersion', 0);
+  Annotations.fromStack(stack).hasWarning('/Stack/ReaderRuby', Match.stringLikeRegexp('ruby3.3.*ships no cache client.*its own code connects to the cache'));
 });
 
 test('an imported table with the owner\'s cache attaches the layer too', () => {
