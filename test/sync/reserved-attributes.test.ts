@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { validateDirectory } from '../../src/cli/commands';
-import { TTL_ATTRIBUTE } from '../../src/governance/governance-resources';
+import { TTL_ATTRIBUTE } from '../../src/governance-construct/governance-resources';
 import { labelItemFromVersion, labelItemWithRollout, RegistryAttr } from '../../src/governance/label-item';
 import { parseReleaseRequest } from '../../src/governance/requests';
 import { PromptClient } from '../../src/runtime';
