@@ -113,7 +113,7 @@ export class SyncClaims {
         }
         continue;
       }
-      if (this.now() + pollMs > waitUntil) {
+      if (this.now() >= waitUntil) {
         // A claimant that has held the claim for a whole coalescing wait is presumed dead (one prompt's sync takes
         // seconds): its change is recovered here rather than left on the old content until its lease lapses. Two
         // syncs of one prompt are safe (every write is guarded); only the saving of a source call is lost.
@@ -127,7 +127,8 @@ export class SyncClaims {
             + `and did not finish within ${Math.round((this.now() - started) / 1000)} s; retry`,
         };
       }
-      await sleep(pollMs);
+      // The last sleep ends at `waitUntil`, so the check above sees the claimant's whole wait however the polls fall.
+      await sleep(Math.max(0, Math.min(pollMs, waitUntil - this.now())));
       pollMs = Math.min(MAX_POLL_MS, pollMs * 2);
     }
   }
