@@ -21,7 +21,9 @@ export interface AuditRecord {
   /** ISO-8601. */
   readonly at: string;
   readonly rolloutId?: string;
-  /** A rollout's share after the move, in percent. */
+  /** A rollout's share after the move, in basis points (0 to 10,000). */
+  readonly percentBp?: number;
+  /** @deprecated read `percentBp`; the same share in percent, still set for one release. */
   readonly percent?: number;
   /** When DynamoDB may delete the record (ISO-8601), if audit retention is on. */
   readonly expiresAt?: string;
@@ -67,6 +69,7 @@ function toRecord(promptId: string, r: Record<string, unknown>): AuditRecord {
     reason: str(r[AuditAttr.reason]),
     at: String(r[AuditAttr.at] ?? ''),
     rolloutId: str(r[AuditAttr.rolloutId]),
+    percentBp,
     percent: percentBp === undefined ? undefined : percentBp / 100,
     expiresAt: expires === undefined ? undefined : new Date(expires * 1000).toISOString(),
   };

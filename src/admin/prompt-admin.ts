@@ -62,12 +62,19 @@ export interface ReleaseOptions {
 
 /** A rollout to start on a label. */
 export interface StartRolloutOptions extends ReleaseOptions {
-  /** The share of readers (by stickiness key) served the candidate at first: above 0 and at most 100, in hundredths. */
-  readonly percent: number;
   /**
-   * Shares to step to, rising (e.g. `[50, 100]`).
-   * @default - none: step with an explicit percent
+   * The share of readers (by stickiness key) served the candidate at first, in basis points: a whole number from 1
+   * to 10,000 (1000 = 10 %), the unit of label items and readers. Required unless the deprecated `percent` is given.
    */
+  readonly percentBp?: number;
+  /**
+   * Shares to step to, rising, in basis points (e.g. `[5000, 10000]`).
+   * @default - none: step with an explicit share
+   */
+  readonly stepsBp?: number[];
+  /** @deprecated use `percentBp` (basis points: `percent * 100`); accepted for one release. */
+  readonly percent?: number;
+  /** @deprecated use `stepsBp` (basis points); accepted for one release. */
   readonly steps?: number[];
   /**
    * Seconds between scheduled steps (60 to 604,800): the rollout controller takes each step when due, and
@@ -85,9 +92,11 @@ export interface StartRolloutOptions extends ReleaseOptions {
 /** One step of a rollout. */
 export interface StepRolloutOptions extends ReleaseOptions {
   /**
-   * The share to step to (above the current one).
+   * The share to step to (above the current one), in basis points: a whole number from 1 to 10,000.
    * @default - the rollout's next step
    */
+  readonly percentBp?: number;
+  /** @deprecated use `percentBp` (basis points: `percent * 100`); accepted for one release. */
   readonly percent?: number;
 }
 
@@ -181,7 +190,7 @@ export class PromptAdmin {
    * rest). Refused when the label has a rollout already, or an alarm is not one the construct watches.
    *
    * @example
-   * await admin.startRollout('greeting', 'production', 4, { percent: 10, steps: [50, 100], stepIntervalSeconds: 900, alarms: ['checkout-errors'] });
+   * await admin.startRollout('greeting', 'production', 4, { percentBp: 1000, stepsBp: [5000, 10000], stepIntervalSeconds: 900, alarms: ['checkout-errors'] });
    */
   async startRollout(promptId: string, label: string, versionNumber: number, options: StartRolloutOptions): Promise<ReleaseResult> {
     return this.release({
@@ -189,6 +198,8 @@ export class PromptAdmin {
       promptId,
       label,
       version: versionNumber,
+      percentBp: options.percentBp,
+      stepsBp: options.stepsBp,
       percent: options.percent,
       steps: options.steps,
       stepIntervalSeconds: options.stepIntervalSeconds,
@@ -199,13 +210,13 @@ export class PromptAdmin {
   }
 
   /**
-   * Raises a rollout's share: to `percent`, or to its next step.
+   * Raises a rollout's share: to `percentBp`, or to its next step.
    *
    * @example
-   * await admin.stepRollout('greeting', 'production', { percent: 50 });
+   * await admin.stepRollout('greeting', 'production', { percentBp: 5000 });
    */
   async stepRollout(promptId: string, label: string, options: StepRolloutOptions = {}): Promise<ReleaseResult> {
-    return this.release({ action: 'rollout-step', promptId, label, percent: options.percent, reason: options.reason, clientToken: options.clientToken });
+    return this.release({ action: 'rollout-step', promptId, label, percentBp: options.percentBp, percent: options.percent, reason: options.reason, clientToken: options.clientToken });
   }
 
   /**

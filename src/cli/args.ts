@@ -4,6 +4,7 @@
  * asks for the value with `--prompt=-h` instead of printing help, and help is only an option in an option's place.
  */
 import { MAX_VERSION_NUMBER } from '../schema';
+import { CLIENT_TOKEN_PATTERN } from '../schema/release-api';
 
 /** What the command line asks for. */
 export type Invocation =
@@ -15,22 +16,29 @@ export type Invocation =
   | { readonly command: 'sync'; readonly table: string; readonly directory: string }
   | { readonly command: 'validate'; readonly directory: string }
   | { readonly command: 'history'; readonly table: string; readonly prompt: string; readonly limit?: number; readonly json: boolean }
-  | { readonly command: 'label set'; readonly table: string; readonly prompt: string; readonly label: string; readonly version: number; readonly reason?: string; readonly url?: string }
-  | {
+  | (ReleaseMove & { readonly command: 'label set'; readonly version: number })
+  | (ReleaseMove & {
     readonly command: 'rollout start';
-    readonly table: string;
-    readonly prompt: string;
-    readonly label: string;
     readonly version: number;
-    readonly percent: number;
-    readonly steps?: number[];
+    /** Basis points (from `--percent-bp`, or `--percent` converted exactly). */
+    readonly percentBp: number;
+    readonly stepsBp?: number[];
     readonly interval?: number;
     readonly alarms?: string[];
-    readonly reason?: string;
-    readonly url?: string;
-  }
-  | { readonly command: 'rollout step'; readonly table: string; readonly prompt: string; readonly label: string; readonly percent?: number; readonly reason?: string; readonly url?: string }
-  | { readonly command: 'rollout promote' | 'rollout abort'; readonly table: string; readonly prompt: string; readonly label: string; readonly reason?: string; readonly url?: string };
+  })
+  | (ReleaseMove & { readonly command: 'rollout step'; readonly percentBp?: number })
+  | (ReleaseMove & { readonly command: 'rollout promote' | 'rollout abort' });
+
+/** What every move through the release path takes. */
+export interface ReleaseMove {
+  readonly table: string;
+  readonly prompt: string;
+  readonly label: string;
+  readonly reason?: string;
+  readonly url?: string;
+  /** `--client-token`: retry a move another invocation started (absent: the CLI makes one and prints it). */
+  readonly clientToken?: string;
+}
 
 /** The command line is malformed: print the message and the usage, exit 2. */
 export class UsageError extends Error {
@@ -42,7 +50,8 @@ export class UsageError extends Error {
 
 type CommandName = Exclude<Invocation['command'], 'help'>;
 type OptionName = 'table' | 'prompt' | 'version' | 'by' | 'json' | 'directory'
-  | 'audit' | 'limit' | 'label' | 'percent' | 'steps' | 'interval' | 'alarms' | 'reason' | 'url';
+  | 'audit' | 'limit' | 'label' | 'percent' | 'percent-bp' | 'steps' | 'steps-bp' | 'interval' | 'alarms' | 'reason' | 'url'
+  | 'client-token';
 
 interface CommandSpec {
   readonly required: readonly OptionName[];
@@ -59,11 +68,14 @@ const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   'sync': { required: ['table', 'directory'], optional: [] },
   'validate': { required: [], optional: [], operand: 'DIRECTORY' },
   'history': { required: ['table', 'audit'], optional: ['limit', 'json'] },
-  'label set': { required: ['table', 'prompt', 'label', 'version'], optional: ['reason', 'url'] },
-  'rollout start': { required: ['table', 'prompt', 'label', 'version', 'percent'], optional: ['steps', 'interval', 'alarms', 'reason', 'url'] },
-  'rollout step': { required: ['table', 'prompt', 'label'], optional: ['percent', 'reason', 'url'] },
-  'rollout promote': { required: ['table', 'prompt', 'label'], optional: ['reason', 'url'] },
-  'rollout abort': { required: ['table', 'prompt', 'label'], optional: ['reason', 'url'] },
+  'label set': { required: ['table', 'prompt', 'label', 'version'], optional: ['reason', 'url', 'client-token'] },
+  'rollout start': {
+    required: ['table', 'prompt', 'label', 'version'],
+    optional: ['percent-bp', 'percent', 'steps-bp', 'steps', 'interval', 'alarms', 'reason', 'url', 'client-token'],
+  },
+  'rollout step': { required: ['table', 'prompt', 'label'], optional: ['percent-bp', 'percent', 'reason', 'url', 'client-token'] },
+  'rollout promote': { required: ['table', 'prompt', 'label'], optional: ['reason', 'url', 'client-token'] },
+  'rollout abort': { required: ['table', 'prompt', 'label'], optional: ['reason', 'url', 'client-token'] },
 };
 /** Commands named by two words (`label set`, `rollout start`, …). */
 const COMMAND_GROUPS: ReadonlySet<string> = new Set(['label', 'rollout']);
@@ -72,7 +84,7 @@ const COMMAND_GROUPS: ReadonlySet<string> = new Set(['label', 'rollout']);
 const FLAGS: ReadonlySet<OptionName> = new Set(['json']);
 const HELP_OPTIONS: ReadonlySet<string> = new Set(['--help', '-h']);
 const HELP_COMMAND = 'help';
-const OPTION = /^--([a-z]+)(?:=([\s\S]*))?$/;
+const OPTION = /^--([a-z]+(?:-[a-z]+)*)(?:=([\s\S]*))?$/;
 
 /** Parses `argv` (without the node and script paths). */
 export function parseInvocation(argv: readonly string[]): Invocation {
@@ -131,30 +143,73 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     case 'validate': return { command, directory: operand! };
     case 'history': return { command, table, prompt: values.get('audit')!, limit: optionalWhole(values.get('limit'), 'limit', 1, 1000), json: flags.has('json') };
   }
-  const release = { table, prompt: values.get('prompt')!, label: values.get('label')!, reason: values.get('reason'), url: values.get('url') };
+  const release: ReleaseMove = {
+    table,
+    prompt: values.get('prompt')!,
+    label: values.get('label')!,
+    reason: values.get('reason'),
+    url: values.get('url'),
+    clientToken: clientToken(values.get('client-token')),
+  };
   switch (command) {
     case 'label set': return { command, ...release, version: version! };
-    case 'rollout start': return {
-      command,
-      ...release,
-      version: version!,
-      percent: percentValue(values.get('percent')!, 'percent'),
-      steps: values.has('steps') ? values.get('steps')!.split(',').map((p) => percentValue(p.trim(), 'steps')) : undefined,
-      interval: optionalWhole(values.get('interval'), 'interval', 60, 604_800),
-      alarms: values.has('alarms') ? values.get('alarms')!.split(',').map((a) => a.trim()).filter((a) => a.length > 0) : undefined,
-    };
-    case 'rollout step': return { command, ...release, percent: values.has('percent') ? percentValue(values.get('percent')!, 'percent') : undefined };
+    case 'rollout start': {
+      const percentBp = singleShare(values);
+      if (percentBp === undefined) throw new UsageError('rollout start needs --percent-bp (or --percent)');
+      return {
+        command,
+        ...release,
+        version: version!,
+        percentBp,
+        stepsBp: shareBp(values, 'steps'),
+        interval: optionalWhole(values.get('interval'), 'interval', 60, 604_800),
+        alarms: values.has('alarms') ? values.get('alarms')!.split(',').map((a) => a.trim()).filter((a) => a.length > 0) : undefined,
+      };
+    }
+    case 'rollout step': return { command, ...release, percentBp: singleShare(values) };
     case 'rollout promote':
     case 'rollout abort': return { command, ...release };
   }
   throw new UsageError(`unknown command '${command}'`);
 }
 
-/** A percent as the release function takes it; the function checks the range (so both say the same). */
-function percentValue(text: string, option: string): number {
-  const n = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
-  if (!Number.isFinite(n)) throw new UsageError(`--${option} must be a percent such as 10 or 2.5, got '${text}'`);
-  return n;
+/**
+ * A share (or comma-separated list of shares) in basis points, from `--NAME-bp` (whole basis points) or `--NAME`
+ * (percents, converted exactly from their decimal text: 2.5 is 250 bp; a percent finer than 0.01 is refused, never
+ * rounded). Only one of the two may be given. The release function checks the range, so both say the same.
+ */
+function shareBp(values: ReadonlyMap<OptionName, string>, name: 'percent' | 'steps'): number[] | undefined {
+  const bpName = `${name}-bp` as const;
+  if (values.has(name) && values.has(bpName)) throw new UsageError(`give --${bpName} or --${name}, not both`);
+  if (values.has(bpName)) return values.get(bpName)!.split(',').map((t) => wholeBp(t.trim(), bpName));
+  if (values.has(name)) return values.get(name)!.split(',').map((t) => percentTextToBp(t.trim(), name));
+  return undefined;
+}
+
+function singleShare(values: ReadonlyMap<OptionName, string>): number | undefined {
+  const shares = shareBp(values, 'percent');
+  if (shares !== undefined && shares.length !== 1) throw new UsageError(`--${values.has('percent') ? 'percent' : 'percent-bp'} takes one share, got ${shares.length}`);
+  return shares?.[0];
+}
+
+function wholeBp(text: string, option: string): number {
+  if (!/^\d{1,9}$/.test(text)) throw new UsageError(`--${option} must be whole basis points such as 1000 (10 %) or 250 (2.5 %), got '${text}'`);
+  return Number(text);
+}
+
+/** `10` → 1000, `2.5` → 250, `0.01` → 1: decimal text to basis points without floating-point rounding. */
+export function percentTextToBp(text: string, option = 'percent'): number {
+  const m = /^(\d{1,7})(?:\.(\d+))?$/.exec(text);
+  if (!m) throw new UsageError(`--${option} must be a percent such as 10 or 2.5, got '${text}'`);
+  const fraction = (m[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > 2) throw new UsageError(`--${option} must be a whole number of hundredths of a percent (one basis point is 0.01 %), got '${text}'`);
+  return Number(m[1]) * 100 + Number(fraction.padEnd(2, '0'));
+}
+
+function clientToken(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (!CLIENT_TOKEN_PATTERN.test(text)) throw new UsageError(`--client-token must be 1 to 64 letters, digits, '-' or '_', got '${text}'`);
+  return text;
 }
 
 function optionalWhole(text: string | undefined, option: string, min: number, max: number): number | undefined {

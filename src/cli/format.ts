@@ -104,7 +104,7 @@ function formatMove(result: ReleaseResult): string {
   switch (result.action) {
     case 'rollout-start':
     case 'rollout-step':
-      return `Rollout of version ${result.toVersion} on ${target} of prompt '${promptId}' at ${result.percent} %`
+      return `Rollout of version ${result.toVersion} on ${target} of prompt '${promptId}' at ${shareText(result.percentBp ?? (result.percent === undefined ? undefined : Math.round(result.percent * 100)))}`
         + `${result.nextStepAt ? `; next step due ${result.nextStepAt}` : ''}.\n`;
     case 'rollout-promote':
       return `Promoted: ${target} of prompt '${promptId}' serves version ${result.toVersion}${from}.\n`;
@@ -121,9 +121,14 @@ export function formatAudit(promptId: string, records: readonly AuditRecord[]): 
   const rows = [
     ['AT', 'ACTION', 'TARGET', 'FROM', 'TO', 'ACTOR', 'REASON'],
     ...records.map((r) => [
-      r.at, r.action + (r.percent !== undefined && r.action.startsWith('rollout') ? ` ${r.percent}%` : ''), r.target,
+      r.at, r.action + (r.percentBp !== undefined && r.action.startsWith('rollout') ? ` ${r.percentBp / 100}%` : ''), r.target,
       r.fromVersion === undefined ? '-' : String(r.fromVersion), r.toVersion === undefined ? '-' : String(r.toVersion), r.actor, r.reason ?? '',
     ].map(printable)),
   ];
   return [`Prompt '${printable(promptId)}': audit trail, newest first.`, '', ...alignColumns(rows)].join('\n') + '\n';
+}
+
+/** A share for people: percent, with the basis points the API takes (`10 % (1000 bp)`). */
+function shareText(percentBp: number | undefined): string {
+  return percentBp === undefined ? 'an unknown share' : `${percentBp / 100} % (${percentBp} bp)`;
 }

@@ -3,9 +3,10 @@
  * `validate` of a prompts-as-code directory (see `USAGE`).
  * `main` takes its output streams as arguments and returns the exit code, so it runs in-process in tests.
  */
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptAdmin } from '../admin';
-import { Invocation, UsageError, parseInvocation } from './args';
+import { Invocation, ReleaseMove, UsageError, parseInvocation } from './args';
 import { listPrompts, syncDirectory, validateDirectory } from './commands';
 import { formatActivation, formatAudit, formatHistory, formatRelease, formatListing, formatSyncReport, formatValidation, toJson, toSortedJson } from './format';
 import { CliIo, printable, printableBlock } from './terminal';
@@ -49,6 +50,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     (result.problems.length > 0 ? io.stderr : io.stdout).write(formatValidation(invocation.directory, result));
     return result.problems.length > 0 ? ExitCode.failed : ExitCode.ok;
   }
+  if (isReleaseMove(invocation)) {
+    // One token per intent: printed before the call, so a run that dies or times out can be retried with it
+    // (a retry of a move that had committed answers that move and moves nothing).
+    const clientToken = invocation.clientToken ?? randomUUID();
+    io.stderr.write(`client token: ${clientToken} (to retry this move, pass --client-token ${clientToken})\n`);
+    invocation = { ...invocation, clientToken };
+  }
   const client = new DynamoDBClient({});
   try {
     const { text, ok } = await run(invocation, client);
@@ -63,6 +71,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 }
 
 type TableInvocation = Exclude<Invocation, { command: 'help' | 'validate' }>;
+
+function isReleaseMove(invocation: Invocation): invocation is Extract<Invocation, ReleaseMove> {
+  return invocation.command === 'label set' || invocation.command.startsWith('rollout ');
+}
 
 async function run(invocation: TableInvocation, client: DynamoDBClient): Promise<{ text: string; ok: boolean }> {
   switch (invocation.command) {
@@ -89,21 +101,24 @@ async function runAdmin(invocation: Extract<TableInvocation, { prompt: string }>
       return invocation.json ? toJson(records) : formatAudit(invocation.prompt, records);
     }
     case 'label set':
-      return formatRelease(await admin.setLabel(invocation.prompt, invocation.label, invocation.version, { reason: invocation.reason }));
+      return formatRelease(await admin.setLabel(invocation.prompt, invocation.label, invocation.version, moveOptions(invocation)));
     case 'rollout start':
       return formatRelease(await admin.startRollout(invocation.prompt, invocation.label, invocation.version, {
-        percent: invocation.percent,
-        steps: invocation.steps,
+        ...moveOptions(invocation),
+        percentBp: invocation.percentBp,
+        stepsBp: invocation.stepsBp,
         stepIntervalSeconds: invocation.interval,
         alarms: invocation.alarms,
-        reason: invocation.reason,
       }));
     case 'rollout step':
-      return formatRelease(await admin.stepRollout(invocation.prompt, invocation.label, { percent: invocation.percent, reason: invocation.reason }));
+      return formatRelease(await admin.stepRollout(invocation.prompt, invocation.label, {
+        ...moveOptions(invocation),
+        percentBp: invocation.percentBp,
+      }));
     case 'rollout promote':
-      return formatRelease(await admin.promoteRollout(invocation.prompt, invocation.label, { reason: invocation.reason }));
+      return formatRelease(await admin.promoteRollout(invocation.prompt, invocation.label, moveOptions(invocation)));
     case 'rollout abort':
-      return formatRelease(await admin.abortRollout(invocation.prompt, invocation.label, { reason: invocation.reason }));
+      return formatRelease(await admin.abortRollout(invocation.prompt, invocation.label, moveOptions(invocation)));
     case 'activate':
       return formatActivation(await admin.activate(invocation.prompt, invocation.version, { activatedBy: invocation.by }));
     case 'list-versions': {
@@ -113,4 +128,8 @@ async function runAdmin(invocation: Extract<TableInvocation, { prompt: string }>
     case 'get':
       return toSortedJson(await admin.get(invocation.prompt, { version: invocation.version }));
   }
+}
+
+function moveOptions(move: ReleaseMove): { reason?: string; clientToken?: string } {
+  return { reason: move.reason, clientToken: move.clientToken };
 }

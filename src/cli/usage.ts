@@ -38,19 +38,25 @@ Release path (needs \`governance\` on the construct; calls the release function'
 URL, signed with your AWS credentials; gated and audited):
   label set      --table TABLE --prompt PROMPT --label LABEL --version N
                  Point LABEL at version N (create or move it).
-  rollout start  --table TABLE --prompt PROMPT --label LABEL --version N --percent P
-                 Serve version N to P % of LABEL's readers (by stickiness key).
-                   --steps 50,100    later shares, rising
-                   --interval SECS   take the steps on this schedule (60 or more)
-                   --alarms A,B      abort when one of these alarms fires
-  rollout step   --table TABLE --prompt PROMPT --label LABEL [--percent P]
-                 Raise the share to P, or to the next step.
+  rollout start  --table TABLE --prompt PROMPT --label LABEL --version N --percent-bp BP
+                 Serve version N to BP basis points of LABEL's readers (by
+                 stickiness key; 1000 bp = 10 %, 1 to 10000).
+                   --percent P         the share in percent instead (2.5 = 250 bp;
+                                       finer than 0.01 is refused, never rounded)
+                   --steps-bp 5000,10000  later shares, rising (or --steps 50,100)
+                   --interval SECS     take the steps on this schedule (60 or more)
+                   --alarms A,B        abort when one of these alarms fires
+  rollout step   --table TABLE --prompt PROMPT --label LABEL [--percent-bp BP]
+                 Raise the share to BP (or --percent P), or to the next step.
   rollout promote --table TABLE --prompt PROMPT --label LABEL
                  LABEL serves the candidate to everyone; the rollout ends.
   rollout abort  --table TABLE --prompt PROMPT --label LABEL
                  LABEL serves its own version to everyone; the rollout ends.
-  Each takes --reason TEXT (recorded in the audit record) and --url URL (the
-  release function's URL; default: PROMPT_SERVING_RELEASE_URL).
+  Each takes --reason TEXT (recorded in the audit record), --url URL (the
+  release function's URL; default: PROMPT_SERVING_RELEASE_URL) and
+  --client-token T: each move prints its client token on stderr first; run the
+  same command with --client-token T to retry it (a move that had committed,
+  within 24 hours, answers as before and moves nothing).
   types          (--directory DIR | --table TABLE) [--python]
                  Print typed-prompt declarations (.d.ts, or .pyi with --python).
 

@@ -2,6 +2,10 @@
  * The release function's requests: what the admin API sends (JSON body of a signed POST to the function URL),
  * checked field by field. Anything malformed is a `BadRequest` naming the field; identity fields in the body
  * (an `actor`, a `movedBy`, …) are not part of any request and are ignored: only the URL's verified caller counts.
+ *
+ * Rollout shares are basis points (`percentBp`, `stepsBp`: whole numbers from 1 to 10,000), the unit readers and the
+ * table use. The earlier `percent` / `steps` (in percent, steps of 0.01) are still accepted for one release
+ * (deprecated); a request carrying both forms of one share, disagreeing, is refused naming both fields.
  */
 import { ReleaseError, ReleaseErrorCode } from './errors';
 import { MAX_VERSION_NUMBER, ROLLOUT_SCALE, describePromptId, labelNameProblem, promptIdProblem } from '../schema';
@@ -68,8 +72,10 @@ function parseAction(action: ReleaseRequest['action'], b: Record<string, unknown
     case 'set-label':
       return { action: 'set-label', promptId, label: parseLabel(b.label), version: parseVersion(b.version, 'version'), reason };
     case 'rollout-start': {
-      const percentBp = percentToBp(b.percent, 'percent');
-      const stepsBp = parseSteps(b.steps, percentBp);
+      const share = parseShare(b);
+      if (share === undefined) throw bad('`percentBp` is required: the share of readers served the candidate, in basis points (1 to 10000)', 'percentBp', undefined, BP_ALLOWED);
+      const percentBp = share.bp;
+      const stepsBp = parseSteps(b, share);
       const stepIntervalSeconds = b.stepIntervalSeconds === undefined ? undefined : parseInterval(b.stepIntervalSeconds);
       if (stepIntervalSeconds !== undefined && stepsBp.length === 0) throw bad('`stepIntervalSeconds` needs `steps` to schedule');
       return {
@@ -85,7 +91,7 @@ function parseAction(action: ReleaseRequest['action'], b: Record<string, unknown
       };
     }
     case 'rollout-step':
-      return { action: 'rollout-step', promptId, label: parseLabel(b.label), percentBp: b.percent === undefined ? undefined : percentToBp(b.percent, 'percent'), reason };
+      return { action: 'rollout-step', promptId, label: parseLabel(b.label), percentBp: parseShare(b)?.bp, reason };
     case 'rollout-promote':
       return { action: 'rollout-promote', promptId, label: parseLabel(b.label), reason };
     case 'rollout-abort':
@@ -120,7 +126,22 @@ function parseVersion(value: unknown, field: string): number {
   return value;
 }
 
-/** A percent (from 0.01 to 100, in steps of 0.01) as basis points; anything else is refused naming the field. */
+/** What a share in basis points may be. */
+const BP_ALLOWED = `1..${ROLLOUT_SCALE} (basis points, whole numbers)`;
+
+/** A rollout share as basis points: a whole number from 1 to 10,000 (0.01 % to 100 %); anything else is refused naming the field. */
+export function parseBp(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw bad(`\`${field}\` must be a number, got ${JSON.stringify(value) ?? String(value)}`, field, value, BP_ALLOWED);
+  if (!Number.isInteger(value) || value < 1 || value > ROLLOUT_SCALE) {
+    throw bad(`\`${field}\` must be a whole number of basis points from 1 to ${ROLLOUT_SCALE} (0.01 % to 100 %), got ${value}`, field, value, BP_ALLOWED);
+  }
+  return value;
+}
+
+/**
+ * A percent (from 0.01 to 100, in steps of 0.01) as basis points; anything else is refused naming the field.
+ * Reads the deprecated `percent` / `steps` fields only.
+ */
 export function percentToBp(value: unknown, field: string): number {
   const allowed = `${MIN_PERCENT}..100 in steps of 0.01`;
   if (typeof value !== 'number' || !Number.isFinite(value)) throw bad(`\`${field}\` must be a number, got ${JSON.stringify(value) ?? String(value)}`, field, value, allowed);
@@ -130,17 +151,44 @@ export function percentToBp(value: unknown, field: string): number {
   return Math.min(Math.max(bp, 1), ROLLOUT_SCALE);
 }
 
-function parseSteps(value: unknown, initialBp: number): number[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) throw bad('`steps` must be a list of percents');
-  if (value.length > MAX_ROLLOUT_STEPS) throw bad(`\`steps\` may list at most ${MAX_ROLLOUT_STEPS} percents, got ${value.length}`);
-  const steps = value.map((v, i) => percentToBp(v, `steps[${i}]`));
-  let previous = initialBp;
+/** A share read from the request, with the field it came from (for messages). */
+interface Share { readonly bp: number; readonly field: 'percentBp' | 'percent' }
+
+/** The request's share: `percentBp`, or the deprecated `percent`; both given must agree. */
+function parseShare(b: Record<string, unknown>): Share | undefined {
+  const fromBp = b.percentBp === undefined ? undefined : parseBp(b.percentBp, 'percentBp');
+  const fromPercent = b.percent === undefined ? undefined : percentToBp(b.percent, 'percent');
+  if (fromBp !== undefined && fromPercent !== undefined && fromBp !== fromPercent) {
+    throw bad(`\`percentBp\` (${fromBp} bp) and the deprecated \`percent\` (${b.percent} %, ${fromPercent} bp) disagree: send \`percentBp\` alone`,
+      'percentBp', { percentBp: b.percentBp, percent: b.percent }, 'one share: `percentBp` alone, or both fields naming the same share');
+  }
+  if (fromBp !== undefined) return { bp: fromBp, field: 'percentBp' };
+  return fromPercent === undefined ? undefined : { bp: fromPercent, field: 'percent' };
+}
+
+/** The scheduled steps: `stepsBp`, or the deprecated `steps` (percents); both given must agree. */
+function parseSteps(b: Record<string, unknown>, initial: Share): number[] {
+  const fromBp = stepList(b.stepsBp, 'stepsBp', parseBp);
+  const fromPercent = stepList(b.steps, 'steps', percentToBp);
+  if (fromBp !== undefined && fromPercent !== undefined && fromBp.join() !== fromPercent.join()) {
+    throw bad(`\`stepsBp\` (${fromBp.join(', ')} bp) and the deprecated \`steps\` (${fromPercent.map((s) => s / 100).join(', ')} %) disagree: send \`stepsBp\` alone`,
+      'stepsBp', { stepsBp: b.stepsBp, steps: b.steps }, 'one list: `stepsBp` alone, or both fields naming the same steps');
+  }
+  const field = fromBp !== undefined ? 'stepsBp' : 'steps';
+  const steps = fromBp ?? fromPercent ?? [];
+  let previous = initial.bp;
   steps.forEach((s, i) => {
-    if (s <= previous) throw bad(`\`steps\` must rise above \`percent\` and each other: steps[${i}] is ${s / 100} after ${previous / 100}`);
+    if (s <= previous) throw bad(`\`${field}\` must rise above \`${initial.field}\` and each other: ${field}[${i}] is ${s} bp (${s / 100} %) after ${previous} bp (${previous / 100} %)`);
     previous = s;
   });
   return steps;
+}
+
+function stepList(value: unknown, field: string, parse: (v: unknown, f: string) => number): number[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) throw bad(`\`${field}\` must be a list of ${field === 'stepsBp' ? 'basis points' : 'percents'}`);
+  if (value.length > MAX_ROLLOUT_STEPS) throw bad(`\`${field}\` may list at most ${MAX_ROLLOUT_STEPS} steps, got ${value.length}`);
+  return value.map((v, i) => parse(v, `${field}[${i}]`));
 }
 
 function parseInterval(value: unknown): number {

@@ -26,7 +26,11 @@ export interface ReleaseRequestCommon {
   readonly clientToken?: string;
 }
 
-/** The requests as sent on the wire (shares in percent, steps of 0.01). */
+/**
+ * The requests as sent on the wire. Rollout shares are basis points (whole numbers, 1 to 10,000 = 0.01 % to 100 %),
+ * the unit of label items and readers (`percent_bp`). `percent` and `steps` (in percent) are deprecated: still
+ * accepted for one release; a request carrying both forms of one share must make them agree.
+ */
 export type ReleaseRequestBody =
   | (ReleaseRequestCommon & { readonly action: 'activate'; readonly version: number })
   | (ReleaseRequestCommon & { readonly action: 'set-label'; readonly label: string; readonly version: number })
@@ -34,12 +38,25 @@ export type ReleaseRequestBody =
     readonly action: 'rollout-start';
     readonly label: string;
     readonly version: number;
-    readonly percent: number;
+    /** The share served the candidate at first, in basis points. Required (or the deprecated `percent`). */
+    readonly percentBp?: number;
+    /** Shares to step to, rising, in basis points. */
+    readonly stepsBp?: readonly number[];
+    /** @deprecated send `percentBp` (basis points); accepted for one release. */
+    readonly percent?: number;
+    /** @deprecated send `stepsBp` (basis points); accepted for one release. */
     readonly steps?: readonly number[];
     readonly stepIntervalSeconds?: number;
     readonly alarms?: readonly string[];
   })
-  | (ReleaseRequestCommon & { readonly action: 'rollout-step'; readonly label: string; readonly percent?: number })
+  | (ReleaseRequestCommon & {
+    readonly action: 'rollout-step';
+    readonly label: string;
+    /** The share to step to, in basis points; absent: the rollout's next step. */
+    readonly percentBp?: number;
+    /** @deprecated send `percentBp` (basis points); accepted for one release. */
+    readonly percent?: number;
+  })
   | (ReleaseRequestCommon & { readonly action: 'rollout-promote' | 'rollout-abort'; readonly label: string });
 
 /** What the post-commit audit event became: best-effort, the move and its audit record are committed either way. */
@@ -59,7 +76,9 @@ export interface ReleaseAnswer {
   readonly changed: boolean;
   readonly at: string;
   readonly rolloutId?: string;
-  /** The rollout's share after the move, in percent. */
+  /** The rollout's share after the move, in basis points (0 to 10,000). */
+  readonly percentBp?: number;
+  /** @deprecated read `percentBp`; the same share in percent, still sent for one release. */
   readonly percent?: number;
   /** The next scheduled step, if any. */
   readonly nextStepAt?: string;
@@ -156,7 +175,7 @@ function answerProblem(r: unknown): string | undefined {
   for (const k of ['promptId', 'target', 'action', 'at'] as const) if (typeof a[k] !== 'string') return `has no string \`${k}\``;
   if (typeof a.changed !== 'boolean') return 'has no boolean `changed`';
   if (typeof a.toVersion !== 'number' || !Number.isInteger(a.toVersion)) return 'has no whole-number `toVersion`';
-  for (const k of ['fromVersion', 'percent'] as const) if (a[k] !== undefined && typeof a[k] !== 'number') return `has a \`${k}\` that is not a number`;
+  for (const k of ['fromVersion', 'percentBp', 'percent'] as const) if (a[k] !== undefined && typeof a[k] !== 'number') return `has a \`${k}\` that is not a number`;
   return undefined;
 }
 

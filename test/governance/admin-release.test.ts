@@ -106,14 +106,29 @@ describe('the admin API through the release function URL (SigV4, verified caller
   test.each([
     ['a reserved label name', (a: PromptAdmin) => a.setLabel('greeting', 'current', 1), /label name 'current' is reserved/],
     ['an invalid label name', (a: PromptAdmin) => a.setLabel('greeting', 'Prod', 1), /label name "Prod" must match/],
-    ['a percent above 100', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 150 }), /`percent` must be from 0.01 to 100 \(percent\), got 150/],
-    ['a percent that rounds to no share at all', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 1e-300 }), /`percent` must be from 0.01 to 100 \(percent\), got 1e-300/],
-    ['a step percent that rounds to no share at all', (a: PromptAdmin) => a.stepRollout('greeting', 'staging', { percent: 1e-300 }), /`percent` must be from 0.01 to 100/],
-    ['a percent that is not a number', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: '10' as any }), /`percent` must be a number, got "10"/],
-    ['a percent that JSON cannot carry (NaN)', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: NaN }), /`percent` must be a number, got null/],
-    ['a percent finer than hundredths', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 10.005 }), /whole number of hundredths/],
-    ['falling steps', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 50, steps: [40] }), /`steps` must rise above `percent`/],
-    ['an interval under a minute', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 5, steps: [10], stepIntervalSeconds: 5 }), /`stepIntervalSeconds` must be a whole number from 60/],
+    ['a share above 10000 bp', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: 10_001 }), /`percentBp` must be a whole number of basis points from 1 to 10000 \(0.01 % to 100 %\), got 10001/],
+    ['a share of 0 bp', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: 0 }), /`percentBp` must be a whole number of basis points from 1 to 10000/],
+    ['a share of 1e-300 bp', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: 1e-300 }), /`percentBp` must be a whole number of basis points from 1 to 10000 \(0.01 % to 100 %\), got 1e-300/],
+    ['a step share of 1e-300 bp', (a: PromptAdmin) => a.stepRollout('greeting', 'staging', { percentBp: 1e-300 }), /`percentBp` must be a whole number of basis points/],
+    ['a share that is not a whole number of basis points', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: 10.5 }), /`percentBp` must be a whole number of basis points .* got 10.5/],
+    ['a share that is not a number', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: '1000' as any }), /`percentBp` must be a number, got "1000"/],
+    ['a share that JSON cannot carry (NaN)', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: NaN }), /`percentBp` must be a number, got null/],
+    ['no share at all', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, {}), /`percentBp` is required/],
+    ['falling steps', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: 5000, stepsBp: [4000] }), /`stepsBp` must rise above `percentBp` and each other: stepsBp\[0\] is 4000 bp \(40 %\) after 5000 bp \(50 %\)/],
+    ['a step share of 1e-300 bp in the steps', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: 10, stepsBp: [1e-300] }), /`stepsBp\[0\]` must be a whole number of basis points/],
+    ['an interval under a minute', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: 500, stepsBp: [1000], stepIntervalSeconds: 5 }), /`stepIntervalSeconds` must be a whole number from 60/],
+    // The deprecated `percent` / `steps` (in percent) are still checked as before, and must agree with the basis points.
+    ['a deprecated percent above 100', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 150 }), /`percent` must be from 0.01 to 100 \(percent\), got 150/],
+    ['a deprecated percent that rounds to no share at all', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 1e-300 }), /`percent` must be from 0.01 to 100 \(percent\), got 1e-300/],
+    ['a deprecated step percent that rounds to no share at all', (a: PromptAdmin) => a.stepRollout('greeting', 'staging', { percent: 1e-300 }), /`percent` must be from 0.01 to 100/],
+    ['a deprecated percent finer than hundredths', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 10.005 }), /whole number of hundredths/],
+    ['deprecated falling steps', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percent: 50, steps: [40] }), /`steps` must rise above `percent`/],
+    ['a share given both ways, disagreeing', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: 1000, percent: 20 }),
+      /`percentBp` \(1000 bp\) and the deprecated `percent` \(20 %, 2000 bp\) disagree: send `percentBp` alone/],
+    ['a step share given both ways, disagreeing', (a: PromptAdmin) => a.stepRollout('greeting', 'staging', { percentBp: 5000, percent: 5 }),
+      /`percentBp` \(5000 bp\) and the deprecated `percent` \(5 %, 500 bp\) disagree/],
+    ['steps given both ways, disagreeing', (a: PromptAdmin) => a.startRollout('greeting', 'staging', 2, { percentBp: 1000, stepsBp: [5000, 10_000], steps: [50, 90] }),
+      /`stepsBp` \(5000, 10000 bp\) and the deprecated `steps` \(50, 90 %\) disagree: send `stepsBp` alone/],
     ['a step on a label without a rollout', (a: PromptAdmin) => a.stepRollout('greeting', 'staging'), /has no rollout in progress/],
   ])('%s is refused with the reason and nothing moves', async (_name, call, message) => {
     // GIVEN
@@ -127,6 +142,27 @@ describe('the admin API through the release function URL (SigV4, verified caller
     expect((error as Error).message).toMatch(message);
     expect(await auditRows(table, 'greeting')).toEqual(before);
     expect(await labelRow(table, 'greeting', 'staging')).toMatchObject({ version_number: 1, revision: 1 });
+  });
+
+  test('rollout shares are basis points on the wire and in the answer; the deprecated percent still works and names the same move', async () => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['one', 'two']);
+    const operator = adminAs(operatorKey);
+    await operator.setLabel('greeting', 'staging', 1);
+    await operator.setLabel('greeting', 'canary', 1);
+    // WHEN
+    const started = await operator.startRollout('greeting', 'staging', 2, { percentBp: 250, stepsBp: [5000, 10_000] });
+    const stepped = await operator.stepRollout('greeting', 'staging', { percentBp: 2500, percent: 25 });
+    const old = await operator.startRollout('greeting', 'canary', 2, { percent: 10, steps: [50], clientToken: 'same-intent-1' });
+    const sameIntentInBp = await operator.startRollout('greeting', 'canary', 2, { percentBp: 1000, stepsBp: [5000], clientToken: 'same-intent-1' });
+    // THEN
+    expect(started).toMatchObject({ action: 'rollout-start', percentBp: 250, percent: 2.5, changed: true });
+    expect(stepped).toMatchObject({ action: 'rollout-step', percentBp: 2500, percent: 25 });
+    expect(await labelRow(table, 'greeting', 'staging')).toMatchObject({ rollout: { percent_bp: 2500, steps_bp: [5000, 10_000] } });
+    expect(old).toMatchObject({ percentBp: 1000, percent: 10 });
+    expect(sameIntentInBp).toMatchObject({ percentBp: 1000, replayed: true, at: old.at });
+    expect(await labelRow(table, 'greeting', 'canary')).toMatchObject({ rollout: { percent_bp: 1000, steps_bp: [5000] } });
+    expect((await auditRows(table, 'greeting')).filter((r) => r.action === 'rollout-start' && r.target === 'canary')).toHaveLength(1);
   });
 
   test('a version that does not exist is PromptVersionNotFoundError; a gate denial is GateDeniedError', async () => {
@@ -145,7 +181,7 @@ describe('the admin API through the release function URL (SigV4, verified caller
     const operator = adminAs(operatorKey);
     await operator.setLabel('greeting', 'staging', 1);
     fx.clock.ms += 1_000;
-    await operator.startRollout('greeting', 'staging', 2, { percent: 10, steps: [50] });
+    await operator.startRollout('greeting', 'staging', 2, { percentBp: 1000, stepsBp: [5000] });
     fx.clock.ms += 1_000;
     await operator.stepRollout('greeting', 'staging');
     // (Reads go to the table: DynamoDB Local keeps tables per access key, so on the table's own client.)
@@ -155,7 +191,7 @@ describe('the admin API through the release function URL (SigV4, verified caller
     const latest = await reader.listAudit('greeting', { limit: 1 });
     const history = await reader.listVersions('greeting');
     // THEN
-    expect(audit.map((r) => [r.action, r.percent])).toEqual([['rollout-step', 50], ['rollout-start', 10], ['label', undefined]]);
+    expect(audit.map((r) => [r.action, r.percentBp, r.percent])).toEqual([['rollout-step', 5000, 50], ['rollout-start', 1000, 10], ['label', undefined, undefined]]);
     expect(audit[0]).toMatchObject({ promptId: 'greeting', target: 'staging', fromVersion: 1, toVersion: 2, actor: OPERATOR, at: '2026-12-01T18:00:02.000Z' });
     expect(latest).toHaveLength(1);
     expect(history.versions.map((v) => v.versionNumber)).toEqual([1, 2]);
