@@ -3,8 +3,10 @@
  * caller verification against principal forms a label-scoped grant must never widen.
  */
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { CONTROLLER, OPERATOR, PIPELINE, auditRows, labelRow, useGovernance } from './fixture';
 import { CloudWatchAlarmStates, RolloutController } from '../../src/governance/controller';
+import { registryKey } from '../../src/governance/label-item';
 import { authorizationProblem, ReleaseScope } from '../../src/governance/principal';
 import { serve } from '../../src/governance/release.lambda';
 import { ActivationGate } from '../../src/sync/gate';
@@ -28,7 +30,7 @@ function barrierGate(count: number): ActivationGate {
 }
 
 /** A rollout of v2 on `production` at 10 % with steps 25 and 50 every minute, its next step due. */
-async function startDueRollout(): Promise<void> {
+async function startDueRollout(alarms: string[] = []): Promise<void> {
   await syncVersions(fx.table, 'greeting', ['one', 'two']);
   await fx.engine.setLabel({ action: 'set-label', promptId: 'greeting', label: 'production', version: 1 }, PIPELINE);
   await fx.engine.startRollout({
@@ -39,7 +41,7 @@ async function startDueRollout(): Promise<void> {
     percentBp: 1000,
     stepsBp: [2500, 5000],
     stepIntervalSeconds: 60,
-    alarms: [],
+    alarms,
   }, OPERATOR);
   fx.clock.ms += 61_000;
 }
@@ -84,6 +86,23 @@ describe('duplicated schedule events', () => {
     expect((await labelRow(fx.table, 'greeting', 'production'))?.rollout?.percent_bp).toBe(2500);
     expect(actions).toEqual([expect.objectContaining({ outcome: 'not-due' })]);
     expect((await auditRows(fx.table, 'greeting')).filter((r) => r.action === 'rollout-step')).toHaveLength(1);
+  });
+
+  test('a duplicated alarm event aborts once, and a finished rollout\'s registry item put back by hand moves nothing', async () => {
+    // GIVEN a rollout naming an alarm, and a copy of its registry item
+    await startDueRollout(['checkout-errors']);
+    const entry = await fx.table.client.send(new GetItemCommand({ TableName: fx.table.tableName, Key: registryKey('greeting', 'production'), ConsistentRead: true }));
+    fx.aws.alarmStates.set('checkout-errors', 'ALARM');
+    // WHEN the alarm's event arrives twice at once, then the old registry item is put back and a pass runs
+    const [a, b] = await Promise.all([fx.controller.onAlarm('checkout-errors'), fx.controller.onAlarm('checkout-errors')]);
+    const before = await labelRow(fx.table, 'greeting', 'production');
+    await fx.table.client.send(new PutItemCommand({ TableName: fx.table.tableName, Item: entry.Item! }));
+    const tick = await fx.controller.tick();
+    // THEN one abort is recorded, the put-back entry is dropped, and the label is as the abort left it
+    expect((await auditRows(fx.table, 'greeting')).filter((r) => r.action === 'rollout-abort')).toHaveLength(1);
+    expect([...a, ...b].map((x) => x.outcome).sort()).toEqual(['aborted', 'stale-entry-dropped']);
+    expect(tick).toEqual([expect.objectContaining({ outcome: 'stale-entry-dropped' })]);
+    expect(await labelRow(fx.table, 'greeting', 'production')).toEqual(before);
   });
 });
 
