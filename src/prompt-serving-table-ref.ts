@@ -14,6 +14,7 @@ export interface PromptServingGrantReadOptions {
    * whole; the catalog reveals whether other ids exist (never their content); the KMS grant cannot be scoped
    * by prompt; each id adds its length plus a few characters to the grantee's policy, which IAM limits to
    * 10,240 characters per role; and a broader grant to the same principal still applies, since IAM adds them up.
+   * `addReader` of a table with a cache refuses `promptIds`: the cache's reader user reads every prompt of the table.
    *
    * @default - every prompt in the table
    */

@@ -4,6 +4,7 @@
  * CloudWatch "Alarm State Change" event to ALARM it aborts, at once, every rollout that names that alarm (the way
  * AWS AppConfig rolls back a deployment). Its moves are audited with its own role as the actor.
  */
+import { createHash } from 'node:crypto';
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import { WRITE_RESERVE_MS, currentDeadline } from './deadline';
 import { ReleaseError, ReleaseErrorCode } from './errors';
@@ -77,6 +78,15 @@ export class CloudWatchAlarmStates implements AlarmStates {
     }
     for (const name of found) firing.add(name);
   }
+}
+
+/**
+ * The client token of one scheduled move: the same for every pass that found the same step due (the rollout, its
+ * due time and its share as read), so two passes racing it (a duplicated schedule event, a pass outliving the next)
+ * commit one move; the loser's retry answers the winner's move instead of taking the following step too.
+ */
+export function scheduledStepToken(rolloutId: string, nextStepAt: string, percentBp: number): string {
+  return `scheduled-${createHash('sha256').update(`${rolloutId}\u0000${nextStepAt}\u0000${percentBp}`, 'utf8').digest('hex').slice(0, 40)}`;
 }
 
 /** Whether the invocation's deadline leaves too little time for one more rollout's move (read, gate, write). */
@@ -166,12 +176,20 @@ export class RolloutController {
     if (believable && due > this.now()) return { promptId: entry.promptId, label: entry.label, outcome: 'not-due', detail: rollout.nextStepAt };
     const options = { rolloutId: entry.rolloutId, scheduled: true };
     const reason = believable ? 'scheduled step' : `scheduled step (next_step_at ${rollout.nextStepAt} was implausibly far ahead; taken as due)`;
-    const hasNext = rollout.stepsBp.some((s) => s > rollout.percentBp);
-    if (hasNext) {
-      const result = await this.engine.stepRollout({ action: 'rollout-step', promptId: entry.promptId, label: entry.label, reason }, this.actor, options);
-      return { promptId: entry.promptId, label: entry.label, outcome: 'stepped', result };
+    const next = rollout.stepsBp.find((s) => s > rollout.percentBp);
+    const clientToken = scheduledStepToken(rollout.rolloutId, rollout.nextStepAt, rollout.percentBp);
+    if (next !== undefined) {
+      // The share is named, not "the next step": a retry after a move that won meanwhile (a manual step) must not step again.
+      const step = { action: 'rollout-step' as const, promptId: entry.promptId, label: entry.label, percentBp: next, reason, clientToken };
+      try {
+        const result = await this.engine.stepRollout(step, this.actor, options);
+        return { promptId: entry.promptId, label: entry.label, outcome: 'stepped', result };
+      } catch (err) {
+        if (!(err instanceof ReleaseError && err.code === ReleaseErrorCode.badRequest)) throw err;
+        return { promptId: entry.promptId, label: entry.label, outcome: 'not-due', detail: `the rollout moved meanwhile: ${err.message}` };
+      }
     }
-    const result = await this.engine.promoteRollout({ action: 'rollout-promote', promptId: entry.promptId, label: entry.label, reason }, this.actor, options);
+    const result = await this.engine.promoteRollout({ action: 'rollout-promote', promptId: entry.promptId, label: entry.label, reason, clientToken }, this.actor, options);
     return { promptId: entry.promptId, label: entry.label, outcome: 'promoted', result };
   }
 

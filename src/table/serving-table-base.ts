@@ -95,6 +95,12 @@ export abstract class PromptServingTableBase extends Construct implements IPromp
     // Every check before anything is changed: the table the function already reads, then the cache's VPC.
     const again = alreadyReads(reader, table);
     const cache = this._readerCache;
+    if (cache && options.promptIds !== undefined) {
+      throw new Error(`addReader of ${reader.node.path} with \`promptIds\` on ${this.node.path}, which has a cache: the cache's reader user `
+        + 'reads every prompt of the table, so the scope would hold in DynamoDB only and the function would read every other prompt '
+        + 'through the cache. For a prompt-scoped function use grantRead(fn, { promptIds }) and set PROMPT_SERVING_TABLE_NAME yourself '
+        + '(it reads the table, not the cache), or addReader without `promptIds`');
+    }
     let cacheGrant: iam.Grant | undefined;
     if (cache) {
       cacheGrant = again ? grantCacheConnect(reader, cache, cache.readerUserArn) : addCacheReader(reader, cache, tableName);
