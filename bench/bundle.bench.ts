@@ -91,8 +91,8 @@ export const handler = async (event) => {
   const request = prompt.render(event.variables);
   return { prompt: prompt.id, version: prompt.version, request };
 };`,
-  'labels + rollout': `import { PromptClient } from '${ROOT}/src/runtime/index';
-const prompts = new PromptClient();
+  'labels + rollout': `import { labels, PromptClient } from '${ROOT}/src/runtime/index';
+const prompts = new PromptClient({ features: [labels] });
 export const handler = async (event) => {
   const prompt = await prompts.getPrompt('support-answer', { label: 'production', stickinessKey: event.userId });
   return { version: prompt.version, rollout: prompt.rollout, request: prompt.render(event.variables) };

@@ -12,7 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PromptClient } from '../src/runtime';
+import { labels, PromptClient } from '../src/runtime';
 import { publish, textContent, writeCatalog } from '../test/runtime/fixtures';
 import { rolloutMap, writeLabel } from '../test/runtime/labels-fixtures';
 import { startDynamoDBLocal } from '../test/support/dynamodb-local';
@@ -68,7 +68,9 @@ async function main(): Promise<void> {
     await writeCatalog(admin, table, ids);
     const baseline = (await import(path.join(baselineDir(), 'src/runtime/index.ts'))) as { PromptClient: new (o: object) => Reader };
     const options = () => ({ tableName: table, dynamoDBClient: localDynamoDBClient({ maxAttempts: 1 }, local.endpoint), maxAgeSeconds: 3600 });
-    const clients: Record<string, Reader> = { before: new baseline.PromptClient(options()), now: new PromptClient(options()) };
+    const clients: Record<string, Reader> = {
+      before: new baseline.PromptClient(options()), now: new PromptClient({ ...options(), features: [labels] }),
+    };
     const names = Object.keys(reads);
     for (const c of Object.values(clients)) for (const n of names) await reads[n](c, OPS_PER_ROUND); // warm-up
     const ns: Record<string, number[]> = {};

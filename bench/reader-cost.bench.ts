@@ -398,12 +398,14 @@ async function main(): Promise<void> {
   const rows: string[] = [`Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`, ''];
   try {
     off = new PromptClient({ dynamoDBClient: new DynamoDBClient({ endpoint: canned.endpoint, maxAttempts: 1 }), tableName: TABLE });
+    // The environment's cache serves the environment's table only (as addReader sets both).
+    process.env[Env.tableName] = TABLE;
     process.env[Env.cacheEndpoint] = `127.0.0.1:${redis.port}`;
     process.env[Env.cacheTls] = 'false';
     process.env[Env.cacheAuth] = 'none';
     process.env[Env.cacheCluster] = 'false';
     on = new PromptClient({ dynamoDBClient: new DynamoDBClient({ endpoint: canned.endpoint, maxAttempts: 1 }), tableName: TABLE });
-    for (const name of [Env.cacheEndpoint, Env.cacheTls, Env.cacheAuth, Env.cacheCluster]) delete process.env[name];
+    for (const name of [Env.tableName, Env.cacheEndpoint, Env.cacheTls, Env.cacheAuth, Env.cacheCluster]) delete process.env[name];
     if (ONLY !== 'cold') {
       if (ONLY !== 'miss') await cachedReads(rows);
       await missCpu(rows, canned.endpoint);

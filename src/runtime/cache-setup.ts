@@ -10,10 +10,17 @@ import { ADAPTER_MODULE, cacheConfigFromEnv, loadAdapter } from './l2-env';
 import type { ResolvedOptions } from './options';
 import type { Counters } from './stats';
 import { logUnavailable } from './unavailable';
+import { Env } from '../schema/env';
 import { l2EpochKey } from '../schema/l2';
 
-/** The built-in L2 when the cache environment is set and the adapter loads; `undefined` otherwise (reads go to the table). */
+/**
+ * The built-in L2 when the cache environment is set for this client's table and the adapter loads; `undefined`
+ * otherwise (reads go to the table). The environment's cache belongs to the environment's table
+ * (`PROMPT_SERVING_TABLE_NAME`): its reader user may read only that table's keys, so a client given another table
+ * never uses it (it would be refused on every read, then read the table anyway).
+ */
 export function l2FromEnvironment(dynamoDB: DynamoDBClient, options: ResolvedOptions, counters: Counters): PromptCacheL2 | undefined {
+  if (process.env[Env.tableName] !== options.tableName) return undefined;
   const config = cacheConfigFromEnv(process.env, {
     credentials: () => dynamoDB.config.credentials(),
     region: () => dynamoDB.config.region(),

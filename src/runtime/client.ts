@@ -12,13 +12,13 @@ import { PromptNotFoundError, PromptServingError } from './errors';
 import type { PromptFallback } from './fallback';
 import { callReadHook, warnHookFailed } from './hook';
 import { PromptCacheL2, withTimeout } from './l2';
-import { invalidLabelReason } from './labels';
+import type { LabelFeature } from './label-feature';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import type { Prompt } from './prompt';
 import { OnRead, readInfo } from './provenance';
 import { ReadPath } from './read-path';
 import { Counters, newCounters, PromptClientStats } from './stats';
-import { currentTarget, labelTarget, versionTarget } from './target';
+import { currentTarget, versionTarget } from './target';
 import { CacheFirstReader } from './tiers';
 import type { PromptFor } from './typed';
 
@@ -87,6 +87,8 @@ export class PromptClient {
   /** The per-read hook (`undefined`: the read path only compares it). */
   private readonly onRead: OnRead | undefined;
   private onReadFailed = false;
+  /** The labels feature, when the reader passed it in `features`. */
+  private readonly labels: LabelFeature | undefined;
 
   /**
    * @throws PromptServingError if no table name is given or set in the environment, or an option is out of range
@@ -100,6 +102,7 @@ export class PromptClient {
       throw new PromptServingError(`onRead must be a function (info, client) => void, got ${typeof options.onRead}`);
     }
     this.onRead = options.onRead;
+    this.labels = options.features?.find((feature) => feature !== undefined && typeof feature.target === 'function');
     const dynamoDB = options.dynamoDBClient ?? new DynamoDBClient({ maxAttempts: 1 });
     if (options.l2 !== undefined) {
       this.l2 = options.l2;
@@ -121,7 +124,7 @@ export class PromptClient {
       },
     );
     this.catalog = new Catalog(this.reader, this.options.catalogMaxAgeMs, this.counters);
-    this.path = new ReadPath(this.options, this.counters, this.reader, this.catalog);
+    this.path = new ReadPath(this.options, this.counters, this.reader, this.catalog, this.labels);
     if (this.l2?.writeThrough === true) {
       this.epoch = watchEpoch(this.l2, this.options, () => this.path.revalidate(), (trustedUntil) => { this.epochTrustedUntil = trustedUntil; });
       this.epoch.start();
@@ -182,6 +185,7 @@ export class PromptClient {
       if (version !== undefined) {
         return Promise.reject(new PromptServingError('give `version` or `label`, not both: a label names its own version'));
       }
+      if (this.labels === undefined) return Promise.reject(noLabels());
       entry = this.path.labelEntry(label, promptId);
     }
     const now = Date.now();
@@ -192,12 +196,12 @@ export class PromptClient {
           if (this.onRead !== undefined) this.reportRead(entry.hit, version);
           return entry.resolved;
         }
-        return this.reported(this.path.rollouts.serve(entry, stickinessKey, 'hit'), version);
+        return this.reported(this.path.rollouts!.serve(entry, stickinessKey, 'hit'), version);
       }
       // The process was frozen past the epoch interval: check the epoch (bounded), then read again.
       return this.epoch!.check().then(() => this.read(promptId, options, true)); // reports the read itself
     }
-    const target = label !== undefined ? labelTarget(promptId, label)
+    const target = label !== undefined ? this.labels!.target(promptId, label)
       : version === undefined ? currentTarget(promptId) : versionTarget(promptId, version);
     return this.reported(this.path.miss(target, entry, options?.fallback, stickinessKey), version);
   }
@@ -272,8 +276,9 @@ export class PromptClient {
     }
     const ids = [...promptIds];
     // Every label name is checked before any load starts: a bad one throws with nothing left running unawaited.
+    if (options.labels !== undefined && options.labels.length > 0 && this.labels === undefined) throw noLabels();
     for (const label of options.labels ?? []) {
-      const invalid = invalidLabelReason(label);
+      const invalid = this.labels!.invalid(label);
       if (invalid !== undefined) throw new PromptNotFoundError(String(ids[0] ?? ''), undefined, invalid);
     }
     const fresh = (entry: Entry | undefined) => entry !== undefined && entry.expiresAt > Date.now() && !entry.invalidated;
@@ -287,7 +292,7 @@ export class PromptClient {
     for (const label of options.labels ?? []) {
       for (const promptId of ids) {
         if (fresh(this.path.labeled.get(label)?.get(promptId))) continue;
-        loads.push(this.path.load(labelTarget(promptId, label)).then(() => undefined));
+        loads.push(this.path.load(this.labels!.target(promptId, label)).then(() => undefined));
       }
     }
     // After the loads: a cold load starts the catalog read beside its own item, under one deadline (one request, as a
@@ -308,4 +313,9 @@ export class PromptClient {
   stats(): PromptClientStats {
     return { ...this.counters, evictions: this.path.prompts.evictions, entries: this.path.prompts.size };
   }
+}
+
+/** A label read by a client not given the labels feature. */
+function noLabels(): PromptServingError {
+  return new PromptServingError("reading a label needs the labels feature: `new PromptClient({ features: [labels] })`, with `labels` from 'cdk-prompt-serving/runtime'");
 }

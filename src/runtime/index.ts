@@ -17,6 +17,8 @@
  * };
  */
 export { PromptClient } from './client';
+export { labels } from './label-feature';
+export type { LabelFeature, PromptClientFeature } from './label-feature';
 export type { GetPromptOptions, PreloadOptions } from './client';
 export type { PromptFallback } from './fallback';
 export type { PromptClientOptions } from './options';

@@ -5,6 +5,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptServingError } from './errors';
 import type { PromptCacheL2 } from './l2';
+import type { PromptClientFeature } from './label-feature';
 import type { OnRead } from './provenance';
 import { Env } from '../schema/env';
 
@@ -150,6 +151,12 @@ export interface PromptClientOptions {
    * @default - no hook (a cached read costs nothing extra)
    */
   readonly onRead?: OnRead;
+  /**
+   * Features a reader uses beyond `CURRENT` and exact versions, each bundled only by the readers that pass it:
+   * `labels` (from this module) to read labels and their rollouts (`getPrompt(id, { label })`).
+   * @default - none: a label read is rejected with `PromptServingError`
+   */
+  readonly features?: readonly PromptClientFeature[];
 }
 
 /** Options with every default applied, times in milliseconds. */

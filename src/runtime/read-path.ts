@@ -8,13 +8,14 @@ import type { Catalog } from './catalog';
 import { Entry } from './entry';
 import { PromptNotFoundError, PromptStoreError } from './errors';
 import type { PromptFallback } from './fallback';
+import type { LabelFeature } from './label-feature';
 import { labelCacheKey } from './labels';
 import { Lru } from './lru';
 import type { ResolvedOptions } from './options';
 import type { Prompt } from './prompt';
 import { provenance } from './provenance';
-import { RolloutState, ServeMode } from './rollout';
-import { RolloutStep } from './rollout-step';
+import type { ServeMode } from './rollout';
+import type { RolloutStep } from './rollout-step';
 import type { Counters } from './stats';
 import type { Deadline } from './store';
 import { ReadTarget, versionTarget } from './target';
@@ -40,7 +41,8 @@ export class ReadPath {
   private lastById: Map<string, Entry> | undefined;
   /** Labels answered not found, so `invalidate(id)` forgets those answers too (bounded by `maxEntries`). */
   readonly labelsAsked = new Set<string>();
-  readonly rollouts: RolloutStep;
+  /** The rollout step, when the client was given the labels feature (only label entries have a rollout). */
+  readonly rollouts: RolloutStep | undefined;
   /** The first catalog read finished: until then a cold read fetches the prompt beside it, not after it. */
   catalogWarm = false;
   /** Epoch moves seen: a load that started before the latest one may carry what it replaced. */
@@ -51,10 +53,11 @@ export class ReadPath {
     private readonly counters: Counters,
     private readonly reader: CacheFirstReader,
     private readonly catalog: Catalog,
+    labels: LabelFeature | undefined,
   ) {
     this.prompts = new Lru(options.maxEntries, (entry) => this.unindex(entry));
     this.notFound = new Lru(options.maxEntries);
-    this.rollouts = new RolloutStep({
+    this.rollouts = labels?.step({
       counters,
       tableName: options.tableName,
       maxEntries: options.maxEntries,
@@ -98,7 +101,7 @@ export class ReadPath {
     if (entry.plain) {
       return mode === 'hit' ? entry.resolved : Promise.resolve(mode === 'loaded' ? entry.prompt : entry.stale);
     }
-    return this.rollouts.serve(entry, stickinessKey, mode);
+    return this.rollouts!.serve(entry, stickinessKey, mode);
   }
 
   /** Everything but a fresh hit. `cached` is the expired (or untrusted) entry of this target, if any. */
@@ -228,7 +231,7 @@ export class ReadPath {
       && (loaded.token === undefined || compareTokens(held.token, loaded.token) > 0)) {
       return [held, 'hit']; // a late load: the stream's newer value arrived meanwhile (served from memory)
     }
-    const rollout = built.rollout === undefined ? undefined : new RolloutState(built.rollout, target.label!, built.prompt);
+    const rollout = built.rollout === undefined ? undefined : this.rollouts!.state(built.rollout, target.label!, built.prompt);
     const expiresAt = target.immutable ? Number.POSITIVE_INFINITY : fetchedAt + this.options.maxAgeMs;
     const entry = new Entry(target, rollout?.armA ?? built.prompt, expiresAt, loaded.token, rollout, built.rolloutProblem);
     // Loaded before an epoch move that re-validated everything else: served once, re-validated by the next read.
@@ -236,7 +239,7 @@ export class ReadPath {
     this.prompts.set(target.key, entry);
     this.index(entry);
     this.notFound.delete(target.key);
-    if (rollout !== undefined) this.rollouts.prepareCandidate(entry, rollout).catch(() => undefined);
+    if (rollout !== undefined) this.rollouts!.prepareCandidate(entry, rollout).catch(() => undefined);
     return [entry, 'loaded'];
   }
 

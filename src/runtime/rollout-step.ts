@@ -10,6 +10,7 @@ import type { Prompt } from './prompt';
 import { logRolloutFault, RolloutState, ServeMode } from './rollout';
 import type { Counters } from './stats';
 import { versionKey } from '../schema/keys';
+import type { RolloutSpec } from '../schema/labels';
 
 export interface RolloutDeps {
   readonly counters: Counters;
@@ -27,6 +28,11 @@ export class RolloutStep {
   private readonly faultsLogged = new Map<string, string>();
 
   constructor(private readonly deps: RolloutDeps) {}
+
+  /** The rollout of a label entry just read (`spec`: its usable rollout map; `armA`: the version the label names). */
+  state(spec: RolloutSpec, label: string, armA: Prompt): RolloutState {
+    return new RolloutState(spec, label, armA);
+  }
 
   /**
    * The arm a read of a label entry serves, as `mode` says: a hit (`l1`), the read that loaded the entry (its

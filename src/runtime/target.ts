@@ -2,14 +2,14 @@
  * Read targets: what one `getPrompt` asks for — the `CURRENT` pointer, a pinned version, or a label — as a value that
  * carries its table key, its cache key, whether the catalog applies, its freshness rule, and how an item read for it
  * becomes a prompt. The read path (read-path.ts) is written once against this value; nothing else differs by target.
+ * A label is a target only a client given the `labels` feature builds (label-feature.ts).
  */
 import { PromptNotFoundError } from './errors';
 import { fallbackPrompt, PromptFallback } from './fallback';
-import { invalidLabelReason, labelCacheKey, labelItemKey, missingLabelReason, promptFromLabelItem } from './labels';
-import { isDeleted, Prompt, promptFromItem, servedForLabel } from './prompt';
+import { isDeleted, Prompt, promptFromItem } from './prompt';
 import type { Provenance } from './provenance';
 import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionKey } from '../schema/keys';
-import { LabelAttr, parseRollout, RolloutSpec } from '../schema/labels';
+import type { RolloutSpec } from '../schema/labels';
 
 /** What an item read for a target serves. */
 export interface Built {
@@ -48,7 +48,7 @@ export interface ReadTarget {
 }
 
 /** Why an id or a version can never be read; `undefined` when it can. */
-function invalidId(promptId: string, version: number | undefined): string | undefined {
+export function invalidId(promptId: string, version: number | undefined): string | undefined {
   if (!isValidPromptId(promptId)) return `not a valid prompt id (${PROMPT_ID_RULE}, which is reserved)`;
   if (version !== undefined && !(Number.isInteger(version) && version >= 1 && version <= MAX_VERSION_NUMBER)) {
     return `a version is an integer from 1 to ${MAX_VERSION_NUMBER}`;
@@ -87,45 +87,6 @@ class PromptTarget implements ReadTarget {
   }
 }
 
-/** A label of a prompt: the version its item names, and its rollout map when it has one. */
-class LabelTarget implements ReadTarget {
-  readonly key: string;
-  readonly sortKey: string;
-  readonly version = undefined;
-  readonly catalog = false;
-  readonly immutable = false;
-
-  constructor(readonly promptId: string, readonly label: string) {
-    this.key = labelCacheKey(label, promptId);
-    this.sortKey = labelItemKey(label);
-  }
-
-  invalid(): string | undefined {
-    return invalidId(this.promptId, undefined) ?? invalidLabelReason(this.label);
-  }
-
-  notFound(deleted: boolean, reason?: string): PromptNotFoundError {
-    return new PromptNotFoundError(String(this.promptId), undefined,
-      deleted ? `label '${this.label}' deleted` : reason ?? missingLabelReason(this.label));
-  }
-
-  build(item: Record<string, unknown>, served: Provenance): Built | undefined {
-    const label = promptFromLabelItem(item, this.label, served);
-    if (label === undefined) return undefined;
-    const parsed = item[LabelAttr.rollout] === undefined ? undefined : parseRollout(item[LabelAttr.rollout]);
-    return {
-      prompt: label.prompt,
-      rollout: parsed?.spec,
-      rolloutProblem: parsed?.problem === undefined ? undefined : `the rollout map is malformed: ${parsed.problem}`,
-    };
-  }
-
-  fallback(fallback: PromptFallback): Prompt {
-    // Served for the label asked for (no arm: the fallback is neither version), provenance `fallback`.
-    return servedForLabel(fallbackPrompt(this.promptId, fallback), this.label, undefined, false);
-  }
-}
-
 /** The `CURRENT` pointer of a prompt. */
 export function currentTarget(promptId: string): ReadTarget {
   return new PromptTarget(promptId, undefined);
@@ -134,9 +95,4 @@ export function currentTarget(promptId: string): ReadTarget {
 /** An exact version; `catalog: false` for a rollout's candidate (read without asking the catalog). */
 export function versionTarget(promptId: string, version: number, catalog = true): ReadTarget {
   return new PromptTarget(promptId, version, catalog);
-}
-
-/** A label (the name is checked on the miss path, as ids are). */
-export function labelTarget(promptId: string, label: string): ReadTarget {
-  return new LabelTarget(promptId, label);
 }

@@ -200,8 +200,41 @@ test('new PromptClient() turns the L2 on by itself from the environment contract
   }
 });
 
+test('a client given another table than the environment\'s never uses the environment\'s cache: it belongs to that table', async () => {
+  // GIVEN the variables addReader sets for ANOTHER table: its cache, whose reader user may read only that table's keys
+  const other = 'another-table';
+  const foreign = await startRedisServer({
+    cluster: true, users: [{ name: 'other-reader', password: 'unused', rules: `nopass ${l2ReaderAccessRules(other)}` }],
+  });
+  closers.push(() => foreign.stop());
+  const env = {
+    [Env.tableName]: other,
+    [Env.cacheEndpoint]: `127.0.0.1:${foreign.port}`,
+    [Env.cacheTls]: 'false',
+    [Env.cacheAuth]: 'iam',
+    [Env.cacheUser]: 'other-reader',
+    [Env.cacheName]: 'prompts-cache',
+    [Env.cacheCluster]: 'true',
+  };
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    // WHEN a client is given this table explicitly and reads
+    const prompts = new PromptClient({ tableName: table, dynamoDBClient: localDynamoDBClient() });
+    closers.push(() => prompts.close());
+    await prompts.preload();
+    const prompt = await prompts.getPrompt('greeting');
+    // THEN it read its own table and never touched the other table's cache (no refusal, no L2 call at all)
+    expect(prompt.id).toBe('greeting');
+    expect(prompts.stats()).toMatchObject({ l2Hits: 0, l2Misses: 0, l2Errors: 0, l2Unavailable: 0 });
+  } finally {
+    for (const k of Object.keys(env)) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+  }
+});
+
 test('a misconfigured cache environment fails at construction, naming the variable', () => {
   const saved = { ...process.env };
+  process.env[Env.tableName] = table;
   process.env[Env.cacheEndpoint] = 'no-port';
   try {
     expect(() => new PromptClient({ tableName: table })).toThrow(`${Env.cacheEndpoint}="no-port" must be host:port`);

@@ -8,7 +8,7 @@ import * as vm from 'node:vm';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { publish, textContent } from './fixtures';
 import { rolloutMap, writeLabel } from './labels-fixtures';
-import { combineReadHooks, OnRead, PromptClient, PromptClientOptions } from '../../src/runtime';
+import { labels, combineReadHooks, OnRead, PromptClient, PromptClientOptions } from '../../src/runtime';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
 let admin: DynamoDBClient;
@@ -38,7 +38,7 @@ afterAll(async () => {
 function client(options: PromptClientOptions = {}): PromptClient {
   const ddb = localDynamoDBClient({ maxAttempts: 1 });
   opened.push(ddb);
-  return new PromptClient({ tableName: table, dynamoDBClient: ddb, ...options });
+  return new PromptClient({ tableName: table, dynamoDBClient: ddb, features: [labels], ...options });
 }
 
 /** Runs `reads`, then lets every pending rejection surface; returns the rejections nobody handled and the hook warnings. */

@@ -11,7 +11,7 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { publish, textContent, writeCatalog } from './fixtures';
 import { removeRollout, rolloutMap, setRollout, writeLabel } from './labels-fixtures';
-import { PromptClient } from '../../src/runtime';
+import { labels, PromptClient } from '../../src/runtime';
 import { decodeStreamValue, l2ItemKey, rolloutBucket } from '../../src/schema';
 import { toItem } from '../../src/schema/ddb-codec';
 import { cacheClient, createStreamTable, poller, startCache, startHandler } from '../invalidation/cache-fixture';
@@ -58,7 +58,9 @@ async function reader(options: { maxAgeSeconds?: number } = {}) {
   const counter = new CallCounter();
   const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }));
   const l2 = cacheClient(cache);
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 100, l2TimeoutMs: 200, ...options });
+  const prompts = new PromptClient({
+    tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 100, l2TimeoutMs: 200, features: [labels], ...options,
+  });
   closers.push(() => prompts.close(), () => l2.close(), () => dynamoDBClient.destroy());
   await prompts.preload();
   const tableReads = () => counter.count('GetItem') + counter.count('BatchGetItem');

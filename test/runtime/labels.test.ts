@@ -7,7 +7,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fakeDate, logGetItemKeys, markDeleted, publish, textContent, writeCatalog } from './fixtures';
 import { deleteLabel, removeRollout, rolloutMap, setRollout, writeLabel } from './labels-fixtures';
-import { Prompt, PromptClient, PromptClientOptions, PromptNotFoundError, PromptServingError } from '../../src/runtime';
+import { labels, Prompt, PromptClient, PromptClientOptions, PromptNotFoundError, PromptServingError } from '../../src/runtime';
 import { checksum, rolloutBucket } from '../../src/schema';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -46,12 +46,24 @@ function newClient(options: PromptClientOptions = {}) {
   const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }));
   opened.push(dynamoDBClient);
   const keys = logGetItemKeys(dynamoDBClient);
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient, ...options });
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient, features: [labels], ...options });
   const reads = () => counter.count('GetItem') + counter.count('BatchGetItem');
   return { prompts, counter, keys, reads };
 }
 
 describe('labels', () => {
+  test('a client not given the labels feature refuses a label read, naming the fix, and reads nothing', async () => {
+    // GIVEN a client without `features: [labels]`
+    const { prompts, reads } = newClient({ features: [] });
+    // WHEN it is asked for a label, directly or by preload
+    // THEN both are refused before any read, naming the feature to pass; CURRENT reads still work
+    await expect(prompts.getPrompt('greeting', { label: 'production' })).rejects.toThrow(PromptServingError);
+    await expect(prompts.getPrompt('greeting', { label: 'production' })).rejects.toThrow('features: [labels]');
+    await expect(prompts.preload(['greeting'], { labels: ['production'] })).rejects.toThrow('features: [labels]');
+    expect(reads()).toBe(0);
+    expect((await prompts.getPrompt('greeting')).id).toBe('greeting');
+  });
+
   test('a label serves the version it points at, reports the label, and leaves the label attributes out of the content', async () => {
     // GIVEN
     const { prompts, keys } = newClient();

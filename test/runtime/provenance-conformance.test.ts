@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DynamoDBClient, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { failNextGetItems, fakeDate } from './fixtures';
-import { emfReadMetrics, logReads, otelReadAttributes, PromptClient, PromptClientOptions, PromptFallback, ReadInfo } from '../../src/runtime';
+import { labels, emfReadMetrics, logReads, otelReadAttributes, PromptClient, PromptClientOptions, PromptFallback, ReadInfo } from '../../src/runtime';
 import { provenance, readInfo } from '../../src/runtime/provenance';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
@@ -68,7 +68,9 @@ test.each(FIXTURE.scenarios.map((s) => [s.name, s] as const))('%s', async (_name
   const ddb = localDynamoDBClient({ maxAttempts: 1 });
   opened.push(ddb);
   const reads: ReadInfo[] = [];
-  const prompts = new PromptClient({ ...scenario.options, tableName: table, dynamoDBClient: ddb, onRead: (info) => reads.push(info) });
+  const prompts = new PromptClient({
+    ...scenario.options, tableName: table, dynamoDBClient: ddb, onRead: (info) => reads.push(info), features: [labels],
+  });
   for (const step of scenario.steps) {
     if (step.advance !== undefined) clock.advanceSeconds(step.advance);
     if (step.failTable === true) failNextGetItems(ddb, 1000, 'InternalServerError');

@@ -9,6 +9,7 @@ import { createClient } from 'redis';
 import { failNextGetItems, fakeDate, publish, textContent } from './fixtures';
 import { rolloutMap, writeLabel } from './labels-fixtures';
 import {
+  labels,
   combineReadHooks, emfReadMetrics, logReads, otelReadAttributes, PromptCacheL2, PromptClient, ReadInfo,
 } from '../../src/runtime';
 import { RedisServer, startRedisServer } from '../support/redis-server';
@@ -58,7 +59,7 @@ function client(options: ConstructorParameters<typeof PromptClient>[0] = {}): { 
   const ddb = localDynamoDBClient({ maxAttempts: 1 });
   opened.push(ddb);
   const reads: ReadInfo[] = [];
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient: ddb, onRead: (info) => reads.push(info), ...options });
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient: ddb, onRead: (info) => reads.push(info), features: [labels], ...options });
   return { prompts, ddb, reads };
 }
 

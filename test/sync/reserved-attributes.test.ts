@@ -13,7 +13,7 @@ import { validateDirectory } from '../../src/cli/commands';
 import { TTL_ATTRIBUTE } from '../../src/governance-construct/governance-resources';
 import { labelItemFromVersion, labelItemWithRollout, RegistryAttr } from '../../src/governance/label-item';
 import { parseReleaseRequest } from '../../src/governance/requests';
-import { PromptClient } from '../../src/runtime';
+import { labels, PromptClient } from '../../src/runtime';
 import {
   Attr, AuditAttr, CONTENT_ATTRIBUTES, LabelAttr, RESERVED_ATTRIBUTES, RESERVED_ATTRIBUTE_PREFIXES, RolloutAttr,
   checksum, isReservedAttribute, reservedAttributeFor,
@@ -182,7 +182,7 @@ describe('the sync refuses a prompt setting a reserved attribute: it fails alone
     expect(label!.expires_at).toBeUndefined();
     expect(label!.source_deleted_at).toBeUndefined();
     // AND a reader serves v3, not v2, to every key, with no rollout and not deleted
-    const reader = new PromptClient({ tableName: table.tableName, dynamoDBClient: table.client });
+    const reader = new PromptClient({ tableName: table.tableName, dynamoDBClient: table.client, features: [labels] });
     for (const key of ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi']) {
       const served = await reader.getPrompt('greeting', { label: 'production', stickinessKey: key });
       expect({ version: served.version, rollout: served.rollout, sourceDeleted: served.sourceDeleted })
