@@ -7,7 +7,7 @@
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import { WRITE_RESERVE_MS, currentDeadline } from './deadline';
 import { ReleaseError, ReleaseErrorCode } from './errors';
-import type { RegistryEntry } from './label-item';
+import type { RegistryEntry } from '../write/label-item';
 import type { MoveResult, ReleaseEngine } from './release';
 
 /** DescribeAlarms takes at most 100 names per call. */

@@ -40,7 +40,7 @@ import {
   registryItem,
   registryKey,
   RegistryAttr,
-} from './label-item';
+} from '../write/label-item';
 import type {
   AbortRolloutRequest,
   ActivateRequest,
@@ -51,7 +51,7 @@ import type {
 } from './requests';
 import { parseRolloutItem } from './rollout-items';
 import { RegistryScan, scanRegistry } from './rollout-registry';
-import { activatedPointerItem } from '../admin/activation';
+import { activatedPointerItem } from '../write/activation';
 import {
   Attr,
   CURRENT,
@@ -67,11 +67,11 @@ import {
 } from '../schema';
 import { Item, fromItem } from '../schema/ddb-codec';
 import type { AuditEventDelivery, ReleaseAnswer } from '../schema/release-api';
-import { AuditEntry, AuditEvents, auditItem, auditPut } from '../sync/audit';
-import { ActivationGate, GateCandidate } from '../sync/gate';
-import { isConflict } from '../sync/guarded-write';
-import { backoffDelay, sleep } from '../sync/pacer';
-import { ServingTableStore } from '../sync/store';
+import { AuditEntry, AuditEvents, auditItem, auditPut } from '../write/audit';
+import { ActivationGate, GateCandidate } from '../write/gate';
+import { isConflict } from '../write/guarded-write';
+import { backoffDelay, sleep } from '../write/pacer';
+import { ServingTableStore } from '../write/store';
 
 /** Guarded writes one move tries (re-reading before each retry) before it answers `Conflict`. */
 export const MAX_RELEASE_ATTEMPTS = 3;

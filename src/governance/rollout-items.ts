@@ -5,7 +5,7 @@
  * is classified: usable, usable only through its label item (its own copy of the alarms or schedule is broken), or
  * one the controller can never act on (no prompt id or label, or ones that can never exist), which it drops.
  */
-import { RegistryAttr, RegistryEntry, Rollout, parseRegistryEntry, parseRollout } from './label-item';
+import { RegistryAttr, RegistryEntry, Rollout, parseRegistryEntry, parseRollout } from '../write/label-item';
 import { MAX_STEP_INTERVAL_SECONDS, MIN_STEP_INTERVAL_SECONDS } from './requests';
 import { labelNameProblem, promptIdProblem } from '../schema';
 

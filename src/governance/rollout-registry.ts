@@ -5,11 +5,11 @@
  * of failing every minute.
  */
 import { AttributeValue, DeleteItemCommand, QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ROLLOUTS_ID, RegistryAttr, RegistryEntry, Rollout } from './label-item';
+import { ROLLOUTS_ID, RegistryAttr, RegistryEntry, Rollout } from '../write/label-item';
 import { readRegistryItem } from './rollout-items';
 import { PARTITION_KEY, SORT_KEY } from '../schema';
 import { Item, fromItem } from '../schema/ddb-codec';
-import { isConflict } from '../sync/guarded-write';
+import { isConflict } from '../write/guarded-write';
 
 /** A registry item dropped because nothing could ever act on it. */
 export interface DroppedRegistryItem {

@@ -11,8 +11,8 @@
  */
 import { Attr, PromptContent, contentOf } from '../schema';
 import { Item } from '../schema/ddb-codec';
-import { pointerItem } from '../sync/content';
-import { PointerState } from '../sync/store';
+import { pointerItem } from './content';
+import { PointerState } from './store';
 
 /** `source_revision` of a pointer that never recorded one: matches no source's revision token. */
 const UNKNOWN_SOURCE_REVISION = '';
