@@ -151,7 +151,7 @@ project.package.addField('optionalDependencies', {
 // dependencies; the runtime client's `@aws-sdk/client-dynamodb` is an optional dependency (see CONTRIBUTING.md "Packaging and compatibility").
 project.eslint?.addRules({
   'import/no-extraneous-dependencies': ['error', {
-    devDependencies: ['**/test/**', '**/bench/**', '**/scripts/**', '**/examples/**', 'src/sync/**', 'src/governance/**', '.projenrc.ts', 'projenrc/**/*.ts'],
+    devDependencies: ['**/test/**', '**/bench/**', '**/scripts/**', '**/examples/**', 'src/sync/**', 'src/write/**', 'src/governance/**', '.projenrc.ts', 'projenrc/**/*.ts'],
     optionalDependencies: true,
     peerDependencies: true,
   }],

@@ -7,9 +7,9 @@
  *   npx tsx bench/sync.bench.ts
  */
 import { DEFAULT_SOURCE_REQUESTS_PER_SECOND } from '../src/schema';
-import { SyncClaims } from '../src/sync/claims';
+import { SyncClaims } from '../src/write/claims';
 import { SyncEngine, SyncReport } from '../src/sync/engine';
-import { SharedRateLimiter } from '../src/sync/shared-budget';
+import { SharedRateLimiter } from '../src/write/shared-budget';
 import { BedrockPromptSource } from '../src/sync/sources/bedrock';
 import { seedPublished, textDraft } from '../test/support/bedrock-fixtures';
 import { BedrockStandIn } from '../test/support/bedrock-stand-in';

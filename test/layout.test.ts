@@ -1,11 +1,13 @@
 /**
- * The layout of src/ (docs/ARCHITECTURE.md): `ls src/*.ts` is the jsii surface, and no import loop, type-only
- * imports included (eslint's `import/no-cycle` skips those), between files or between rooms.
+ * The layout of src/ (docs/ARCHITECTURE.md): `ls src/*.ts` is the jsii surface; no import loop, type-only
+ * imports included (eslint's `import/no-cycle` skips those), between files or between rooms; every room import is
+ * an arrow drawn in ARCHITECTURE's room diagram and every drawn arrow is used; only `src/write/` writes the table.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 
 const SRC = path.join(__dirname, '..', 'src');
+const ARCHITECTURE = path.join(__dirname, '..', 'docs', 'ARCHITECTURE.md');
 /** The files of src/*.ts that are not a public construct, enum-like class or struct. */
 const ENTRY_POINT = 'index.ts';
 
@@ -99,4 +101,85 @@ test('no import loop between the rooms of src/ (the public files at the top asid
   expect(findCycles(rooms)).toEqual([]);
   expect(rooms.get('schema')).toEqual(new Set());
   expect(rooms.get('runtime')).toEqual(new Set(['schema']));
+});
+
+/** Room → rooms its files import from (its own room aside), the top level (`top`) included. */
+function roomArrows(): Set<string> {
+  const arrows = new Set<string>();
+  for (const [file, imports] of fileGraph) {
+    for (const imported of imports) {
+      if (roomOf(imported) !== roomOf(file)) arrows.add(`${roomOf(file)} --> ${roomOf(imported)}`);
+    }
+  }
+  return arrows;
+}
+
+/**
+ * The arrows of the mermaid `flowchart` under ARCHITECTURE's "Which room may import which": `a --> b`, chains
+ * (`a --> b --> c`) and fans (`a --> b & c`); node labels (`top["…"]`) and comments (`%%`) are ignored.
+ */
+function drawnArrows(markdown: string): Set<string> {
+  const section = markdown.split(/^## /m).find((part) => part.startsWith('Which room may import which'));
+  const block = section?.match(/```mermaid\n(flowchart[^\n]*\n[\s\S]*?)```/)?.[1];
+  if (!block) throw new Error('docs/ARCHITECTURE.md: no mermaid flowchart under "## Which room may import which"');
+  const arrows = new Set<string>();
+  for (const raw of block.split('\n').slice(1)) {
+    const line = raw.replace(/%%.*$/, '').replace(/\["[^"]*"\]/g, '').trim();
+    if (!line.includes('-->')) continue;
+    const steps = line.split('-->').map((side) => side.split('&').map((node) => node.trim()));
+    for (let i = 0; i + 1 < steps.length; i++) {
+      for (const from of steps[i]) for (const to of steps[i + 1]) arrows.add(`${from} --> ${to}`);
+    }
+  }
+  return arrows;
+}
+
+test('every room import is an arrow drawn in docs/ARCHITECTURE.md, and every drawn arrow is used', () => {
+  // GIVEN
+  const drawn = drawnArrows(fs.readFileSync(ARCHITECTURE, 'utf8'));
+  const used = roomArrows();
+
+  // THEN: an import the plan does not allow fails here; so does an arrow nothing uses (a stale drawing)
+  expect({ undrawn: [...used].filter((a) => !drawn.has(a)).sort() }).toEqual({ undrawn: [] });
+  expect({ unused: [...drawn].filter((a) => !used.has(a)).sort() }).toEqual({ unused: [] });
+});
+
+/** The DynamoDB calls that write an item: only the write kit sends them to the serving table. */
+const WRITE_COMMANDS = ['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand',
+  'PutCommand', 'UpdateCommand', 'DeleteCommand', 'TransactWriteCommand', 'BatchWriteCommand'];
+
+test('only src/write/ sends a write to the serving table (no other file imports a DynamoDB write command)', () => {
+  // GIVEN: value imports of the DynamoDB clients, file by file (a type-only import sends nothing)
+  const writers = files.filter((file) => {
+    const text = fs.readFileSync(file, 'utf8');
+    return [...text.matchAll(/^import\s+(type\s+)?\{([^}]*)\}\s*from\s*'@aws-sdk\/(?:client|lib)-dynamodb'/gm)]
+      .filter((m) => m[1] === undefined)
+      .some((m) => m[2].split(',').some((name) => !/^\s*type\s/.test(name) && WRITE_COMMANDS.includes(name.trim())));
+  }).map((file) => path.relative(SRC, file));
+
+  // THEN
+  expect(writers.length).toBeGreaterThan(0);
+  expect(writers.filter((file) => roomOf(path.join(SRC, file)) !== 'write')).toEqual([]);
+});
+
+test('no handler reaches a client package (admin/, cli/) through its imports', () => {
+  // GIVEN: every file a `*.lambda.ts` handler imports, directly or not
+  const reached = (start: string): Set<string> => {
+    const seen = new Set<string>();
+    const walk = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const next of fileGraph.get(file) ?? []) walk(next);
+    };
+    walk(start);
+    return seen;
+  };
+  const handlers = files.filter((file) => file.endsWith('.lambda.ts'));
+
+  // THEN
+  expect(handlers.length).toBeGreaterThan(0);
+  const offending = handlers.flatMap((handler) => [...reached(handler)]
+    .filter((file) => ['admin', 'cli'].includes(roomOf(file)))
+    .map((file) => `${path.relative(SRC, handler)} -> ${path.relative(SRC, file)}`));
+  expect(offending).toEqual([]);
 });

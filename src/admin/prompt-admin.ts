@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Attr, CURRENT, MAX_VERSION_NUMBER, STATUS_DELETED, promptIdProblem, versionKey } from '../schema';
-import { ReplacedPointer, activatedPointerItem } from './activation';
+import { ReplacedPointer, activatedPointerItem } from '../write/activation';
 import { AuditRecord, MAX_AUDIT_LIMIT, queryAudit } from './audit';
 import {
   ActivationConflictError,
@@ -19,8 +19,8 @@ import {
 import { PromptHistory, queryHistory } from './history';
 import { ReleaseClient } from './release-client';
 import type { ReleaseAnswer } from '../schema/release-api';
-import { backoffDelay, sleep } from '../sync/pacer';
-import { ServingTableStore } from '../sync/store';
+import { backoffDelay, sleep } from '../write/pacer';
+import { ServingTableStore } from '../write/store';
 
 /** Guarded pointer writes an activation tries (re-reading the pointer before each retry) before giving up. */
 export const MAX_ACTIVATION_ATTEMPTS = 3;

@@ -23,7 +23,7 @@ import { wildcardResourceFinding } from '../private/nag';
 import { ALARM_READ_ACTIONS, AUDIT_EVENT_ACTIONS, KEY_WRITE_ACTIONS, RELEASE_DATA_ACTIONS } from '../private/perms';
 import type { PromptGovernanceOptions } from '../prompt-governance';
 import { Env, labelNameProblem } from '../schema';
-import { GovernanceEnv } from '../sync/governance-env';
+import { GovernanceEnv } from '../write/governance-env';
 
 /** How often the rollout controller runs: scheduled steps are due to the minute, and alarms are rechecked. */
 export const ROLLOUT_CONTROLLER_SCHEDULE = Duration.minutes(1);

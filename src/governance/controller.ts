@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import { WRITE_RESERVE_MS, currentDeadline } from './deadline';
 import { ReleaseError, ReleaseErrorCode } from './errors';
-import type { RegistryEntry } from './label-item';
 import type { MoveResult, ReleaseEngine } from './release';
+import type { RegistryEntry } from '../write/label-item';
 
 /** DescribeAlarms takes at most 100 names per call. */
 const DESCRIBE_ALARMS_MAX_NAMES = 100;

@@ -5,9 +5,9 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { CONNECTION_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TABLE_CALL_LIMIT_MS, withCallDeadlines } from './deadline';
 import { ReleaseEngine } from './release';
 import { Env, requireEnv } from '../schema';
-import { AuditEvents } from '../sync/audit';
-import { ActivationGate, LambdaActivationGate, OPEN_GATE } from '../sync/gate';
-import { DEFAULT_GATE_TIMEOUT_MS, GovernanceEnv, envPositiveInt, envStringList } from '../sync/governance-env';
+import { AuditEvents } from '../write/audit';
+import { ActivationGate, LambdaActivationGate, OPEN_GATE } from '../write/gate';
+import { DEFAULT_GATE_TIMEOUT_MS, GovernanceEnv, envPositiveInt, envStringList } from '../write/governance-env';
 
 /** The activation gate the environment names, or the open gate when it names none. */
 export function gateFromEnv(): ActivationGate {

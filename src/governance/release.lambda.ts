@@ -14,7 +14,7 @@ import { ReleaseError, ReleaseErrorCode } from './errors';
 import { authorizationProblem, parseScopes, ReleaseScope } from './principal';
 import type { ReleaseEngine } from './release';
 import { parseReleaseRequest, ReleaseRequest } from './requests';
-import { GovernanceEnv } from '../sync/governance-env';
+import { GovernanceEnv } from '../write/governance-env';
 
 /** The parts of a function URL event (payload format 2.0) this function reads. */
 export interface FunctionUrlEvent {

@@ -9,14 +9,7 @@
  * Who may ask is decided before (principal.ts, by the release function): the engine takes the actor as given.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  DeleteItemCommand,
-  DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  TransactWriteItem,
-  TransactWriteItemsCommand,
-} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { committedAnswer, clientTokenPut, Idempotency } from './client-token';
 import { EVENTS_LIMIT_MS, WRITE_RESERVE_MS, currentDeadline, isDeadlineError, runWithin } from './deadline';
 import {
@@ -30,17 +23,6 @@ import {
   rolloutNotFound,
   versionNotFound,
 } from './errors';
-import {
-  Rollout,
-  RegistryEntry,
-  labelGuard,
-  labelItemFromVersion,
-  labelItemWithRollout,
-  nextRevisionOf,
-  registryItem,
-  registryKey,
-  RegistryAttr,
-} from './label-item';
 import type {
   AbortRolloutRequest,
   ActivateRequest,
@@ -51,27 +33,33 @@ import type {
 } from './requests';
 import { parseRolloutItem } from './rollout-items';
 import { RegistryScan, scanRegistry } from './rollout-registry';
-import { activatedPointerItem } from '../admin/activation';
 import {
   Attr,
   CURRENT,
   LabelAttr,
-  PARTITION_KEY,
   ROLLOUT_SCALE,
-  SORT_KEY,
   STATUS_DELETED,
   checksum,
   contentOf,
-  labelSortKey,
   versionKey,
 } from '../schema';
 import { Item, fromItem } from '../schema/ddb-codec';
 import type { AuditEventDelivery, ReleaseAnswer } from '../schema/release-api';
-import { AuditEntry, AuditEvents, auditItem, auditPut } from '../sync/audit';
-import { ActivationGate, GateCandidate } from '../sync/gate';
-import { isConflict } from '../sync/guarded-write';
-import { backoffDelay, sleep } from '../sync/pacer';
-import { ServingTableStore } from '../sync/store';
+import { activatedPointerItem } from '../write/activation';
+import { AuditEntry, AuditEvents, auditItem, auditPut } from '../write/audit';
+import { ActivationGate, GateCandidate } from '../write/gate';
+import { isConflict } from '../write/guarded-write';
+import {
+  Rollout,
+  RegistryEntry,
+  labelItemFromVersion,
+  labelItemWithRollout,
+  nextRevisionOf,
+  registryItem,
+} from '../write/label-item';
+import { LabelWrites } from '../write/label-writes';
+import { backoffDelay, sleep } from '../write/pacer';
+import { ServingTableStore } from '../write/store';
 
 /** Guarded writes one move tries (re-reading before each retry) before it answers `Conflict`. */
 export const MAX_RELEASE_ATTEMPTS = 3;
@@ -114,12 +102,14 @@ export class ReleaseEngine {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
   private readonly store: ServingTableStore;
+  private readonly writes: LabelWrites;
   private readonly now: () => number;
 
   constructor(private readonly options: ReleaseEngineOptions) {
     this.client = options.dynamoDBClient;
     this.tableName = options.tableName;
     this.store = new ServingTableStore(this.client, this.tableName);
+    this.writes = new LabelWrites(this.client, this.tableName);
     this.now = options.now ?? Date.now;
   }
 
@@ -147,7 +137,7 @@ export class ReleaseEngine {
   setLabel(req: SetLabelRequest, actor: string): Promise<MoveResult> {
     return this.attempt(req, actor, async () => {
       const [pointer, version, labelRead] = await Promise.all([
-        this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.getLabel(req.promptId, req.label),
+        this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.writes.getLabel(req.promptId, req.label),
       ]);
       if (!pointer) throw promptNotFound(req.promptId);
       if (pointer.state.status === STATUS_DELETED) throw promptDeleted(req.promptId);
@@ -163,7 +153,7 @@ export class ReleaseEngine {
       await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
       const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
       return {
-        writes: [this.guardedLabelPut(item, labelRead), this.servedCheck(req.promptId)],
+        writes: [this.writes.guardedLabelPut(item, labelRead), this.writes.servedCheck(req.promptId)],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true },
       };
@@ -179,7 +169,7 @@ export class ReleaseEngine {
     }
     return this.attempt(req, actor, async () => {
       const [pointer, version, labelRead] = await Promise.all([
-        this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.getLabel(req.promptId, req.label),
+        this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.writes.getLabel(req.promptId, req.label),
       ]);
       if (!pointer) throw promptNotFound(req.promptId);
       if (pointer.state.status === STATUS_DELETED) throw promptDeleted(req.promptId);
@@ -272,9 +262,9 @@ export class ReleaseEngine {
       const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
       return {
         writes: [
-          this.guardedLabelPut(item, labelRead),
-          { Delete: { TableName: this.tableName, Key: registryKey(req.promptId, req.label) } },
-          this.servedCheck(req.promptId),
+          this.writes.guardedLabelPut(item, labelRead),
+          this.writes.registryDelete(req.promptId, req.label),
+          this.writes.servedCheck(req.promptId),
         ],
         audit: { ...base, actor, reason: req.reason },
         result: { ...base, changed: true, percent: 100 },
@@ -288,9 +278,9 @@ export class ReleaseEngine {
   ): TransactWriteItem[] {
     const item = labelItemWithRollout(labelRead, rollout, stamp, nextRevisionOf(labelRead));
     return [
-      this.guardedLabelPut(item, labelRead),
+      this.writes.guardedLabelPut(item, labelRead),
       { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, rollout) } },
-      this.servedCheck(req.promptId),
+      this.writes.servedCheck(req.promptId),
     ];
   }
 
@@ -325,7 +315,7 @@ export class ReleaseEngine {
    */
   abortRollout(req: AbortRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
     return this.attempt(req, actor, async () => {
-      const labelRead = await this.getLabel(req.promptId, req.label);
+      const labelRead = await this.writes.getLabel(req.promptId, req.label);
       if (!labelRead) throw labelNotFound(req.promptId, req.label);
       const label = fromItem(labelRead);
       const parsed = parseRolloutItem(label[LabelAttr.rollout]);
@@ -348,7 +338,7 @@ export class ReleaseEngine {
       const item = labelItemWithRollout(labelRead, undefined, { at, by: actor }, nextRevisionOf(labelRead));
       const reason = typeof parsed === 'string' ? [req.reason, `removed a broken rollout: ${parsed}`].filter(Boolean).join('; ') : req.reason;
       return {
-        writes: [this.guardedLabelPut(item, labelRead), { Delete: { TableName: this.tableName, Key: registryKey(req.promptId, req.label) } }],
+        writes: [this.writes.guardedLabelPut(item, labelRead), this.writes.registryDelete(req.promptId, req.label)],
         audit: { ...base, actor, reason },
         result: { ...base, changed: true, percent: 0 },
       };
@@ -362,31 +352,20 @@ export class ReleaseEngine {
 
   /** Every rollout in progress, and the registry items dropped because nothing can ever act on them. */
   scanRollouts(): Promise<RegistryScan> {
-    return scanRegistry(this.client, this.tableName, async (promptId, label) => {
-      const read = await this.getLabel(promptId, label);
+    return scanRegistry(this.client, this.tableName, this.writes, async (promptId, label) => {
+      const read = await this.writes.getLabel(promptId, label);
       return read && parseRolloutItem(fromItem(read)[LabelAttr.rollout]);
     });
   }
 
-  /**
-   * Drops a registry entry whose label no longer carries that rollout (a hand edit; the release path writes both
-   * in one transaction), conditioned on the entry still naming it.
-   */
-  async dropStaleRegistryEntry(entry: RegistryEntry): Promise<void> {
-    await this.client.send(new DeleteItemCommand({
-      TableName: this.tableName,
-      Key: registryKey(entry.promptId, entry.label),
-      ConditionExpression: '#rid = :rid',
-      ExpressionAttributeNames: { '#rid': RegistryAttr.rolloutId },
-      ExpressionAttributeValues: { ':rid': { S: entry.rolloutId } },
-    })).catch((err: unknown) => {
-      if (!isConflict(err)) throw err;
-    });
+  /** Drops a registry entry whose label no longer carries that rollout, conditioned on the entry still naming it. */
+  dropStaleRegistryEntry(entry: RegistryEntry): Promise<void> {
+    return this.writes.dropStaleRegistryEntry(entry);
   }
 
   /** The label's item and its rollout as read (or why there is none). */
   async readRollout(promptId: string, labelName: string, rolloutId?: string): Promise<{ labelRead: Item; rollout: Rollout }> {
-    const labelRead = await this.getLabel(promptId, labelName);
+    const labelRead = await this.writes.getLabel(promptId, labelName);
     if (!labelRead) throw labelNotFound(promptId, labelName);
     const parsed = parseRolloutItem(fromItem(labelRead)[LabelAttr.rollout]);
     if (parsed === undefined || (typeof parsed !== 'string' && rolloutId !== undefined && parsed.rolloutId !== rolloutId)) throw rolloutNotFound(promptId, labelName);
@@ -417,7 +396,7 @@ export class ReleaseEngine {
       const audit = auditItem(planned.audit, this.options.auditRetentionSeconds, this.now());
       const token = idempotency ? [clientTokenPut(this.tableName, idempotency, planned.result, this.now())] : [];
       try {
-        await this.client.send(new TransactWriteItemsCommand({ TransactItems: [...planned.writes, auditPut(this.tableName, audit), ...token] }));
+        await this.writes.transact([...planned.writes, auditPut(this.tableName, audit), ...token]);
       } catch (err) {
         if (isDeadlineError(err)) throw deadlineExceeded('the move\'s write (DynamoDB TransactWriteItems)', 'unknown', err);
         if (!isConflict(err)) throw err;
@@ -475,18 +454,16 @@ export class ReleaseEngine {
     if (postpone) {
       const item = labelItemWithRollout(postpone.labelRead, postpone.rollout, { at: entry.at, by: entry.actor }, nextRevisionOf(postpone.labelRead));
       try {
-        await this.client.send(new TransactWriteItemsCommand({
-          TransactItems: [
-            this.guardedLabelPut(item, postpone.labelRead),
-            { Put: { TableName: this.tableName, Item: registryItem(entry.promptId, postpone.label, postpone.rollout) } },
-            record,
-          ],
-        }));
+        await this.writes.transact([
+          this.writes.guardedLabelPut(item, postpone.labelRead),
+          this.writes.put(registryItem(entry.promptId, postpone.label, postpone.rollout)),
+          record,
+        ]);
       } catch (err) {
         if (!isConflict(err)) throw err; // someone moved the label meanwhile: the next tick decides again
       }
     } else {
-      await this.client.send(new PutItemCommand(record.Put!));
+      await this.writes.putRecord(record);
     }
     await this.emitBestEffort(denial);
     throw new ReleaseError(ReleaseErrorCode.gateDenied, `the activation gate denied ${entry.action} of version ${entry.toVersion} to '${entry.target}' of prompt '${entry.promptId}': ${decision.reason}`, { reason: decision.reason });
@@ -497,34 +474,6 @@ export class ReleaseEngine {
     const pointer = await this.store.getPointer(promptId);
     if (!pointer) throw promptNotFound(promptId);
     if (pointer.status === STATUS_DELETED) throw promptDeleted(promptId);
-  }
-
-  /**
-   * A label move's check, in its own transaction, that `CURRENT` still exists and is not `DELETED`: a sync that marks
-   * the prompt deleted between the move's read and its write makes the move lose (it re-reads, then answers
-   * `PromptDeleted`), so no label moves after the deletion and misses its `source_deleted_at`.
-   */
-  private servedCheck(promptId: string): TransactWriteItem {
-    return {
-      ConditionCheck: {
-        TableName: this.tableName,
-        Key: { [PARTITION_KEY]: { S: promptId }, [SORT_KEY]: { S: CURRENT } },
-        ConditionExpression: 'attribute_exists(#pk) AND #status <> :deleted',
-        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#status': Attr.status },
-        ExpressionAttributeValues: { ':deleted': { S: STATUS_DELETED } },
-      },
-    };
-  }
-
-  private guardedLabelPut(item: Item, read: Item | undefined): TransactWriteItem {
-    return { Put: { TableName: this.tableName, Item: item, ...labelGuard(read) } };
-  }
-
-  private async getLabel(promptId: string, label: string): Promise<Item | undefined> {
-    const out = await this.client.send(new GetItemCommand({
-      TableName: this.tableName, ConsistentRead: true, Key: { [PARTITION_KEY]: { S: promptId }, [SORT_KEY]: { S: labelSortKey(label) } },
-    }));
-    return out.Item;
   }
 
   private getVersion(promptId: string, version: number): Promise<Read> {

@@ -9,7 +9,7 @@ import { Deadline, TABLE_CALL_LIMIT_MS, runWithDeadline, withCallDeadlines } fro
 import { SDK_CLIENT_OPTIONS, engineFromEnv, governanceDynamoDBClient } from './engine-from-env';
 import type { LambdaContext } from './release.lambda';
 import { requireEnv } from '../schema';
-import { GovernanceEnv } from '../sync/governance-env';
+import { GovernanceEnv } from '../write/governance-env';
 
 /** The EventBridge events this function receives (scheduled, alarm state change). */
 export interface ControllerEvent {

@@ -5,9 +5,9 @@
  * is classified: usable, usable only through its label item (its own copy of the alarms or schedule is broken), or
  * one the controller can never act on (no prompt id or label, or ones that can never exist), which it drops.
  */
-import { RegistryAttr, RegistryEntry, Rollout, parseRegistryEntry, parseRollout } from './label-item';
 import { MAX_STEP_INTERVAL_SECONDS, MIN_STEP_INTERVAL_SECONDS } from './requests';
 import { labelNameProblem, promptIdProblem } from '../schema';
+import { RegistryAttr, RegistryEntry, Rollout, parseRegistryEntry, parseRollout } from '../write/label-item';
 
 /** Latest time a `next_step_at` may name: far enough for any schedule, well inside what `Date` can hold. */
 const MAX_NEXT_STEP_MS = Date.UTC(9999, 0, 1);

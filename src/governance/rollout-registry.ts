@@ -4,12 +4,12 @@
  * then the truth, so its alarms still abort it), and every item it can never act on dropped once, logged, instead
  * of failing every minute.
  */
-import { AttributeValue, DeleteItemCommand, QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ROLLOUTS_ID, RegistryAttr, RegistryEntry, Rollout } from './label-item';
+import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { readRegistryItem } from './rollout-items';
 import { PARTITION_KEY, SORT_KEY } from '../schema';
 import { Item, fromItem } from '../schema/ddb-codec';
-import { isConflict } from '../sync/guarded-write';
+import { ROLLOUTS_ID, RegistryEntry, Rollout } from '../write/label-item';
+import type { LabelWrites } from '../write/label-writes';
 
 /** A registry item dropped because nothing could ever act on it. */
 export interface DroppedRegistryItem {
@@ -27,7 +27,9 @@ export interface RegistryScan {
 /** The label's rollout as read: a rollout, a string saying what is broken, or none. */
 export type LabelRolloutReader = (promptId: string, label: string) => Promise<Rollout | string | undefined>;
 
-export async function scanRegistry(client: DynamoDBClient, tableName: string, labelRollout: LabelRolloutReader): Promise<RegistryScan> {
+export async function scanRegistry(
+  client: DynamoDBClient, tableName: string, writes: LabelWrites, labelRollout: LabelRolloutReader,
+): Promise<RegistryScan> {
   const entries: RegistryEntry[] = [];
   const dropped: DroppedRegistryItem[] = [];
   let startKey: Item | undefined;
@@ -62,7 +64,7 @@ export async function scanRegistry(client: DynamoDBClient, tableName: string, la
         }
       }
       const problem = read.kind === 'repair' ? `${read.problem}, and its label has no rollout` : read.problem;
-      if (await dropItem(client, tableName, raw)) {
+      if (await writes.dropRegistryItem(raw)) {
         warn('dropped a rollout registry item nothing can act on', { key, promptId: read.promptId, label: read.label, problem });
         dropped.push({ key, promptId: read.promptId, label: read.label, problem });
       }
@@ -71,24 +73,6 @@ export async function scanRegistry(client: DynamoDBClient, tableName: string, la
     if (!startKey) break;
   }
   return { entries, dropped };
-}
-
-/** Deletes the item if it is still as read (its `rollout_id`, whatever its type, unchanged). */
-async function dropItem(client: DynamoDBClient, tableName: string, raw: Record<string, AttributeValue>): Promise<boolean> {
-  const rid = raw[RegistryAttr.rolloutId];
-  try {
-    await client.send(new DeleteItemCommand({
-      TableName: tableName,
-      Key: { [PARTITION_KEY]: raw[PARTITION_KEY], [SORT_KEY]: raw[SORT_KEY] },
-      ConditionExpression: rid === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(#rid)' : '#rid = :rid',
-      ExpressionAttributeNames: rid === undefined ? { '#pk': PARTITION_KEY, '#rid': RegistryAttr.rolloutId } : { '#rid': RegistryAttr.rolloutId },
-      ExpressionAttributeValues: rid === undefined ? undefined : { ':rid': rid },
-    }));
-    return true;
-  } catch (err) {
-    if (isConflict(err)) return false;
-    throw err;
-  }
 }
 
 function warn(message: string, fields: Record<string, unknown>): void {

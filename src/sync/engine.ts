@@ -20,13 +20,13 @@ import {
   promptIdProblem,
   versionKey,
 } from '../schema';
-import { AuditEntry, AuditEvents, auditItem, auditPut } from './audit';
-import { ClaimResult, SyncClaims } from './claims';
-import { contentProblem, pointerItem, sizeProblem, versionItem } from './content';
+import { AuditEntry, AuditEvents, auditItem, auditPut } from '../write/audit';
+import { ClaimResult, SyncClaims } from '../write/claims';
+import { contentProblem, pointerItem, sizeProblem, versionItem } from '../write/content';
 import { SourceReadError } from './errors';
-import type { ActivationGate } from './gate';
+import type { ActivationGate } from '../write/gate';
 import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceSummary } from './source';
-import { PointerState, ServingTableStore } from './store';
+import { PointerState, ServingTableStore } from '../write/store';
 import { isTransient } from '../schema/retryable';
 
 /** Prompts fetched and written at once (source calls are paced by the source itself). */

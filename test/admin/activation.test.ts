@@ -1,6 +1,6 @@
-import { activatedPointerItem } from '../../src/admin/activation';
+import { activatedPointerItem } from '../../src/write/activation';
 import { fromItem } from '../../src/schema/ddb-codec';
-import { PointerState } from '../../src/sync/store';
+import { PointerState } from '../../src/write/store';
 
 const VERSION_1 = {
   prompt_id: 'greeting',

@@ -12,8 +12,8 @@ import { CloudWatchAlarmStates, RolloutController } from '../../src/governance/c
 import { ReleaseEngine } from '../../src/governance/release';
 import { AUDIT_SORT_KEY_PREFIX, LABEL_SORT_KEY_PREFIX, PARTITION_KEY, SORT_KEY } from '../../src/schema';
 import { fromItem } from '../../src/schema/ddb-codec';
-import { AuditEvents } from '../../src/sync/audit';
-import { ActivationGate, LambdaActivationGate, OPEN_GATE } from '../../src/sync/gate';
+import { AuditEvents } from '../../src/write/audit';
+import { ActivationGate, LambdaActivationGate, OPEN_GATE } from '../../src/write/gate';
 import { ServingTableFixture, useServingTable } from '../admin/fixture';
 import { CallCounter } from '../support/call-counter';
 

@@ -4,7 +4,7 @@ import { ReleaseError } from '../../src/governance/errors';
 import { ReleaseEngine } from '../../src/governance/release';
 import { parseReleaseRequest } from '../../src/governance/requests';
 import { checksum, contentOf } from '../../src/schema';
-import { OPEN_GATE } from '../../src/sync/gate';
+import { OPEN_GATE } from '../../src/write/gate';
 import { beforeSending, readCurrent, syncVersions, versionItems } from '../admin/fixture';
 
 const fx = useGovernance();

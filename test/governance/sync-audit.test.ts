@@ -5,9 +5,9 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { PIPELINE, auditRows, labelRow, useGovernance } from './fixture';
 import { parseReleaseRequest } from '../../src/governance/requests';
-import { AuditEvents } from '../../src/sync/audit';
+import { AuditEvents } from '../../src/write/audit';
 import { SyncEngine } from '../../src/sync/engine';
-import { LambdaActivationGate } from '../../src/sync/gate';
+import { LambdaActivationGate } from '../../src/write/gate';
 import { DirectoryPromptSource } from '../../src/sync/sources/directory';
 import { readCurrent, versionItems, writePrompt } from '../admin/fixture';
 

@@ -5,10 +5,10 @@
  */
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { BUDGET_ID, BUDGET_SORT_KEY, CLAIMS_ID } from '../../src/schema';
-import { SyncClaims, claimKey } from '../../src/sync/claims';
+import { SyncClaims, claimKey } from '../../src/write/claims';
 import { SyncEngine } from '../../src/sync/engine';
 import { SourceReadError } from '../../src/sync/errors';
-import { SharedRateLimiter } from '../../src/sync/shared-budget';
+import { SharedRateLimiter } from '../../src/write/shared-budget';
 import { FetchResult, PromptSourceReader } from '../../src/sync/source';
 import { BedrockPromptSource } from '../../src/sync/sources/bedrock';
 import { seedPublished, textDraft } from '../support/bedrock-fixtures';

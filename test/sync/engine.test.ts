@@ -6,7 +6,7 @@ import { CATALOG_ID, CURRENT, bloomMightContain, checksum, contentOf } from '../
 import { fromItem } from '../../src/schema/ddb-codec';
 import { SyncEngine } from '../../src/sync/engine';
 import { DirectoryPromptSource } from '../../src/sync/sources/directory';
-import { ServingTableStore } from '../../src/sync/store';
+import { ServingTableStore } from '../../src/write/store';
 import { CallCounter } from '../support/call-counter';
 import { MemorySource, textPrompt } from '../support/memory-source';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';

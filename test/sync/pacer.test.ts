@@ -1,4 +1,4 @@
-import { backoffDelay, DEFAULT_MAX_DELAY_MS, RateLimiter, retryWithBackoff } from '../../src/sync/pacer';
+import { backoffDelay, DEFAULT_MAX_DELAY_MS, RateLimiter, retryWithBackoff } from '../../src/write/pacer';
 
 beforeEach(() => {
   jest.useFakeTimers();

@@ -2,7 +2,7 @@ import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { CATALOG_ID, CURRENT, bloomMightContain } from '../../src/schema';
 import { fromItem } from '../../src/schema/ddb-codec';
 import { SyncEngine } from '../../src/sync/engine';
-import { ServingTableStore } from '../../src/sync/store';
+import { ServingTableStore } from '../../src/write/store';
 import { MemorySource, textPrompt } from '../support/memory-source';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 

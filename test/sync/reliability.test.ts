@@ -8,7 +8,7 @@ import { fromItem, toItem } from '../../src/schema/ddb-codec';
 import { SyncEngine } from '../../src/sync/engine';
 import { FetchResult, SourceListing } from '../../src/sync/source';
 import { BedrockPromptSource } from '../../src/sync/sources/bedrock';
-import { ServingTableStore } from '../../src/sync/store';
+import { ServingTableStore } from '../../src/write/store';
 import { seedPublished } from '../support/bedrock-fixtures';
 import { BedrockStandIn } from '../support/bedrock-stand-in';
 import { CallCounter } from '../support/call-counter';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { validateDirectory } from '../../src/cli/commands';
 import { TTL_ATTRIBUTE } from '../../src/governance-construct/governance-resources';
-import { labelItemFromVersion, labelItemWithRollout, RegistryAttr } from '../../src/governance/label-item';
+import { labelItemFromVersion, labelItemWithRollout, RegistryAttr } from '../../src/write/label-item';
 import { parseReleaseRequest } from '../../src/governance/requests';
 import { labels, PromptClient } from '../../src/runtime';
 import {
@@ -19,7 +19,7 @@ import {
   checksum, isReservedAttribute, reservedAttributeFor,
 } from '../../src/schema';
 import { toItem } from '../../src/schema/ddb-codec';
-import { contentProblem, pointerItem, versionItem } from '../../src/sync/content';
+import { contentProblem, pointerItem, versionItem } from '../../src/write/content';
 import { SyncEngine } from '../../src/sync/engine';
 import { BedrockPromptSource } from '../../src/sync/sources/bedrock';
 import { DirectoryPromptSource } from '../../src/sync/sources/directory';

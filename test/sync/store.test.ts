@@ -1,7 +1,7 @@
 import { BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { contentOf } from '../../src/schema';
 import { SyncEngine } from '../../src/sync/engine';
-import { ServingTableStore } from '../../src/sync/store';
+import { ServingTableStore } from '../../src/write/store';
 import { CallCounter } from '../support/call-counter';
 import { MemorySource, textPrompt } from '../support/memory-source';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';

@@ -19,10 +19,10 @@ import {
 import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
 import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT, reservedAttributeIn, reservedAttributeReason } from '../../schema';
 import { isThrottling, isTransient } from '../../schema/retryable';
-import { PROTOTYPE_KEY } from '../content';
+import { PROTOTYPE_KEY } from '../../write/content';
 import { SourceReadError } from '../errors';
-import { RateLimiter, retryWithBackoff } from '../pacer';
-import type { CallLimiter } from '../shared-budget';
+import { RateLimiter, retryWithBackoff } from '../../write/pacer';
+import type { CallLimiter } from '../../write/shared-budget';
 import {
   FetchResult,
   KnownPrompt,

@@ -11,7 +11,7 @@
  */
 import { checksum } from '../../schema';
 import { cachePointWarnings, variableDisagreement } from '../../schema/template';
-import { contentProblem, pointerItem, sizeProblem, variablesUsed } from '../content';
+import { contentProblem, pointerItem, sizeProblem, variablesUsed } from '../../write/content';
 import { readPromptFiles, scanPromptDirectory } from './directory';
 
 /** One problem in one prompt file. */

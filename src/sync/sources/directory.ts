@@ -21,7 +21,7 @@ import {
   reservedAttributeReason,
 } from '../../schema';
 import { variableDisagreement } from '../../schema/template';
-import { PROTOTYPE_KEY, variablesUsed } from '../content';
+import { PROTOTYPE_KEY, variablesUsed } from '../../write/content';
 import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceStats } from '../source';
 
 /** Content field of the variables that take JSON values (the runtime's `render.ts`). */

@@ -10,9 +10,9 @@
  *   that read it after is not mistaken for a stale one (an activation is not a source read).
  */
 import { Attr, PromptContent, contentOf } from '../schema';
+import { pointerItem } from './content';
+import { PointerState } from './store';
 import { Item } from '../schema/ddb-codec';
-import { pointerItem } from '../sync/content';
-import { PointerState } from '../sync/store';
 
 /** `source_revision` of a pointer that never recorded one: matches no source's revision token. */
 const UNKNOWN_SOURCE_REVISION = '';
