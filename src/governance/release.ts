@@ -218,6 +218,9 @@ export class ReleaseEngine {
    * At 100 % with a schedule, the next due step promotes (the interval is the bake time).
    */
   stepRollout(req: StepRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
+    // "The next step" is resolved once, on the first read: a retry after losing a race to another move never plans
+    // a second step from where the winner left the rollout.
+    let intended: number | undefined;
     return this.attempt(req, actor, async () => {
       const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
       await this.requireServed(req.promptId);
@@ -230,7 +233,11 @@ export class ReleaseEngine {
         percentBp = req.percentBp;
         stepsBp = rollout.stepsBp.filter((s) => s > percentBp);
       } else {
-        const next = rollout.stepsBp.find((s) => s > rollout.percentBp);
+        if (intended !== undefined && rollout.percentBp >= intended) {
+          throw new ReleaseError(ReleaseErrorCode.conflict, `the rollout of '${req.label}' moved meanwhile: it is at ${rollout.percentBp / 100} %, the step asked for was to ${intended / 100} %`);
+        }
+        const next = intended ?? rollout.stepsBp.find((s) => s > rollout.percentBp);
+        intended = next;
         if (next === undefined) {
           throw new ReleaseError(ReleaseErrorCode.badRequest, `the rollout of '${req.label}' has no steps left (at ${rollout.percentBp / 100} %): pass a percent, or promote`);
         }
