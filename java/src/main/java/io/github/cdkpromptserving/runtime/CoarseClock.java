@@ -61,6 +61,7 @@ final class CoarseClock {
       t.start();
     }
     state = HIT;
+    LockSupport.unpark(ticker); // a disarmed ticker sleeps until a hit arms it again
   }
 
   private void run() {
@@ -68,13 +69,17 @@ final class CoarseClock {
     while (true) {
       LockSupport.parkNanos(TICK_MS * 1_000_000L);
       long t = System.currentTimeMillis();
+      boolean idle;
       synchronized (this) {
         if (ticker != Thread.currentThread()) return; // suspended: never re-arm after suspend() disarmed
         now = t;
         // a race with a hit can only disarm (the safe side): the hit's next read re-arms
         state = state == HIT && t - last <= STALL_MS ? ARMED : DISARMED;
+        idle = state == DISARMED;
       }
-      last = t;
+      // disarmed: no wake-ups until a hit arms the clock again (arm() unparks; a permit given before this park is kept)
+      if (idle) LockSupport.park(this);
+      last = System.currentTimeMillis();
     }
   }
 
