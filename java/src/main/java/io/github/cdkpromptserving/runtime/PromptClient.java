@@ -52,6 +52,8 @@ public final class PromptClient implements AutoCloseable {
   private final ResolvedOptions options;
   /** The wall clock (a test hook replaces it; Provenance ages count on it too). */
   private final java.util.function.LongSupplier clock;
+  /** The clock a hit judges freshness by (null when a test clock is given: every read uses {@link #clock}). */
+  private final CoarseClock coarse;
   /** Volatile: a client this one made is closed before a SnapStart snapshot and made again after the restore. */
   private volatile DynamoDbClient dynamoDb;
   private final boolean ownsDynamoDb;
@@ -78,26 +80,35 @@ public final class PromptClient implements AutoCloseable {
    * poll intervals on); MAX_VALUE without a write-through L2. One compare on the hot path.
    */
   private volatile long epochTrustedUntil = Long.MAX_VALUE;
+  /** Whether {@link #epochTrustedUntil} can ever be below MAX_VALUE (a write-through L2): a hit reads it only then. */
+  private final boolean epochGuarded;
 
   /** One remembered copy: as loaded, as a hit serves it, and stale (built on first use). */
   static final class Entry {
     final ReadTarget target;
+    /** Whether this is a CURRENT copy (the one compare the common hit makes). */
+    final boolean current;
     final Prompt loaded;
     final Prompt hit;
     private volatile Prompt staleCopy;
-    volatile long expiresAt;
+    final long expiresAt;
+    /** {@code expiresAt} while the copy may be served as a hit; MIN_VALUE once invalidated (one read on the hot path). */
+    volatile long hitUntil;
     volatile boolean failing;
     volatile boolean invalidated;
-    volatile long lastUsed;
+    /** Plain: written on every 16th hit, read (approximately) only to pick an entry to evict. */
+    long lastUsed;
     int hits;
     /** A label entry's rollout (null without one). */
     final Rollout rollout;
 
     Entry(ReadTarget target, Prompt loaded, long expiresAt, Rollout rollout) {
       this.target = target;
+      this.current = target.kind == ReadTarget.Kind.CURRENT;
       this.loaded = loaded;
       this.hit = loaded.served("l1", false);
       this.expiresAt = expiresAt;
+      this.hitUntil = expiresAt;
       this.rollout = rollout;
     }
 
@@ -185,6 +196,7 @@ public final class PromptClient implements AutoCloseable {
     Map<String, String> env = b.environment != null ? b.environment : System.getenv();
     this.options = ResolvedOptions.resolve(b.tableName, b.numbers, env);
     this.clock = b.clock != null ? b.clock : System::currentTimeMillis;
+    this.coarse = b.clock != null ? null : CoarseClock.SYSTEM;
     this.onRead = b.onRead;
     if (b.dynamoDbClient != null) {
       this.dynamoDb = b.dynamoDbClient;
@@ -196,12 +208,16 @@ public final class PromptClient implements AutoCloseable {
     this.catalog = new Catalog(this);
     PromptCacheL2 cache = b.l2;
     boolean owns = false;
-    if (cache == null && !b.noL2) {
+    // The environment's cache serves the environment's table: a client given another table does not use it.
+    String envTable = env.get(ResolvedOptions.TABLE_NAME_VARIABLE);
+    boolean envNamesAnotherTable = b.tableName != null && envTable != null && !envTable.isEmpty() && !envTable.equals(b.tableName);
+    if (cache == null && !b.noL2 && !envNamesAnotherTable) {
       cache = L2FromEnvironment.create(env, options, this);
       owns = cache != null;
     }
     this.l2 = cache == null ? null : new SharedTier(cache, owns, this);
-    if (l2 != null && l2.writeThrough()) {
+    this.epochGuarded = l2 != null && l2.writeThrough();
+    if (epochGuarded) {
       epochTrustedUntil = 0;
       l2.start();
     }
@@ -209,7 +225,11 @@ public final class PromptClient implements AutoCloseable {
 
   /** The epoch moved: every CURRENT and label copy is re-validated by its next read, not-found answers and the catalog forgotten. */
   void epochMoved() {
-    for (Entry e : entries.values()) if (e.target.kind != ReadTarget.Kind.VERSION) e.invalidated = true;
+    for (Entry e : entries.values()) {
+      if (e.target.kind == ReadTarget.Kind.VERSION) continue;
+      e.invalidated = true;
+      e.hitUntil = Long.MIN_VALUE;
+    }
     notFound.clear();
     catalog.forget();
     counters.incrementAndGet(EPOCH_MOVES);
@@ -254,6 +274,29 @@ public final class PromptClient implements AutoCloseable {
    */
   public Prompt getPrompt(String promptId) {
     if (promptId == null) throw invalidNull();
+    // The hit: one map lookup (keyed by the id itself for CURRENT: no key is built) and a clock field read.
+    Entry entry = entries.get(promptId);
+    if (entry != null && entry.current) {
+      long until = entry.hitUntil;
+      if (epochGuarded) until = Math.min(until, epochTrustedUntil);
+      if (until > hitNow(until)) {
+        // plain: a locked increment per hit would cost more than the map lookup (see stats()); every 16th hit marks
+        // its entry used for the size bound (a hot prompt keeps its place at a fraction of the cost)
+        if ((hitCount++ & 15) == 0) entry.lastUsed = tick.get() + 1;
+        if (onRead != null) report(entry.hit, null);
+        return entry.hit;
+      }
+    }
+    return getCurrentSlow(promptId);
+  }
+
+  /** The time a hit judges a deadline by: the coarse clock (see {@link CoarseClock}), or the test clock. */
+  private long hitNow(long deadline) {
+    CoarseClock c = coarse;
+    return c != null ? c.forHit(deadline) : clock.getAsLong();
+  }
+
+  private Prompt getCurrentSlow(String promptId) {
     Entry entry = entries.get(promptId);
     long now = now();
     if (now > epochTrustedUntil) {
@@ -287,10 +330,13 @@ public final class PromptClient implements AutoCloseable {
       if (get.fallback == null) return getPrompt(promptId);
       target = ReadTarget.current(promptId);
     }
-    if (target.kind != ReadTarget.Kind.VERSION && now() > epochTrustedUntil) checkEpochFirst();
+    if (target.kind != ReadTarget.Kind.VERSION) {
+      long trusted = epochTrustedUntil;
+      if (hitNow(trusted) > trusted) checkEpochFirst();
+    }
     Entry entry = entries.get(target.cacheKey);
     if (entry != null && entry.target.kind != target.kind) entry = null; // an id like '#3#x' never meets a pinned entry
-    if (entry != null && !entry.invalidated && entry.expiresAt > now()) {
+    if (entry != null && !entry.invalidated && entry.expiresAt > hitNow(entry.expiresAt)) {
       touch(entry);
       counters.incrementAndGet(HITS);
       Prompt served = serve(entry, get.stickinessKey, "hit");
@@ -703,6 +749,7 @@ public final class PromptClient implements AutoCloseable {
   }
 
   void beforeCheckpoint() {
+    if (coarse != null) coarse.suspend();
     if (l2 != null) l2.beforeCheckpoint();
     if (ownsDynamoDb) {
       DynamoDbClient old = dynamoDb;
@@ -714,6 +761,7 @@ public final class PromptClient implements AutoCloseable {
   }
 
   void afterRestore() {
+    if (coarse != null) coarse.resume();
     if (ownsDynamoDb && dynamoDb == null) dynamoDb = DefaultClients.dynamoDb(options);
     if (l2 != null) l2.afterRestore();
   }

@@ -244,6 +244,63 @@ class ClientTest {
   }
 
   @Test
+  void aClientGivenAnotherTableDoesNotUseTheEnvironmentsCache() {
+    // GIVEN an environment whose cache belongs to another table (an endpoint that cannot be used: any use throws)
+    Map<String, String> env = Map.of("PROMPT_SERVING_TABLE_NAME", "another-table", "PROMPT_SERVING_CACHE_ENDPOINT", "not-an-endpoint");
+    // WHEN a client is built with an explicit table name
+    PromptClient client = PromptClient.builder().tableName(table).dynamoDbClient(ddb).environment(env).build();
+    // THEN it has no L2 and reads its own table
+    assertNull(client.sharedTier());
+    assertEquals("P0", client.getPrompt("p0").renderText(Map.of(), null));
+    assertEquals(0, client.stats().l2Misses + client.stats().l2Errors + client.stats().l2Unavailable);
+    // and the same environment naming this table does use its cache (here: fails on the endpoint)
+    Map<String, String> same = Map.of("PROMPT_SERVING_TABLE_NAME", table, "PROMPT_SERVING_CACHE_ENDPOINT", "not-an-endpoint");
+    assertThrows(PromptServingException.class, () -> PromptClient.builder().tableName(table).dynamoDbClient(ddb).environment(same).build());
+  }
+
+  @Test
+  void anIdleClockIsDisarmedSoAThawedProcessReadsTheRealClock() throws Exception {
+    // GIVEN a client on the coarse clock, and a hit (which arms it)
+    PromptClient client = PromptClient.builder().tableName(table).dynamoDbClient(ddb).withoutL2().environment(Map.of()).build();
+    client.getPrompt("p1");
+    client.getPrompt("p1");
+    // WHEN no hit comes for a few ticks (the state in which Lambda freezes a process)
+    Thread.sleep(50);
+    // THEN the clock is disarmed: the next hit judges freshness by the real clock, not the ticker's last value
+    assertEquals(CoarseClock.DISARMED, CoarseClock.SYSTEM.state);
+    long stale = System.currentTimeMillis() - 3_600_000;
+    CoarseClock.SYSTEM.now = stale; // a value from before a long freeze
+    assertTrue(CoarseClock.SYSTEM.forHit(Long.MAX_VALUE) >= System.currentTimeMillis() - 1000);
+  }
+
+  @Test
+  void aSnapshotStopsTheTickerAndTheRestoredClientServesNothingBeyondMaxAge() throws Exception {
+    // GIVEN a client on the coarse clock with a short max age, a loaded prompt and hits (the ticker runs, armed)
+    PromptClient client = PromptClient.builder().tableName(table).dynamoDbClient(ddb).withoutL2().environment(Map.of())
+        .maxAgeSeconds(0.3).staleWhileRevalidateSeconds(0).build();
+    SnapStart hook = client.registerSnapStart(List.of(), null);
+    client.getPrompt("p2");
+    for (int i = 0; i < 1000; i++) client.getPrompt("p2");
+    long readsBefore = client.stats().storeReads;
+    // WHEN a snapshot is taken, the clock's field is left at the snapshot's time, and the restore comes after maxAge
+    hook.beforeCheckpoint(null);
+    assertEquals(CoarseClock.DISARMED, CoarseClock.SYSTEM.state);
+    long deadline = System.currentTimeMillis() + 2000;
+    while (CoarseClock.SYSTEM.ticking() && System.currentTimeMillis() < deadline) Thread.sleep(5);
+    assertTrue(!CoarseClock.SYSTEM.ticking(), "the ticker stops before the snapshot");
+    long frozenAt = CoarseClock.SYSTEM.now;
+    Thread.sleep(400);
+    assertEquals(frozenAt, CoarseClock.SYSTEM.now, "nothing moves the clock's field while suspended");
+    hook.afterRestore(null);
+    // THEN the first read after the restore is not served from memory: the copy is past maxAge by the real clock
+    client.getPrompt("p2");
+    assertEquals(readsBefore + 1, client.stats().storeReads);
+    // and hits arm the clock again (the ticker restarts)
+    for (int i = 0; i < 1000; i++) client.getPrompt("p2");
+    assertTrue(CoarseClock.SYSTEM.ticking());
+  }
+
+  @Test
   void theEnvironmentContractNamesTheTable() {
     PromptServingException e = assertThrows(PromptServingException.class,
         () -> PromptClient.builder().environment(Map.of()).withoutL2().dynamoDbClient(ddb).build());

@@ -132,7 +132,7 @@ public final class Bench {
       }
     });
     io.github.cdkpromptserving.runtime.PromptClient client = io.github.cdkpromptserving.runtime.PromptClient.builder()
-        .tableName(table).dynamoDbClient(ddb).withoutL2().environment(Map.of()).maxAgeSeconds(3600).build();
+        .tableName(table).dynamoDbClient(ddb).withoutL2().environment(Map.of()).maxAgeSeconds(3600).requestTimeoutMs(30000).build();
 
     // cached get vs ConcurrentHashMap.get (both return the held object; ids cycle over 100 keys)
     String[] ids = new String[100];
@@ -183,7 +183,7 @@ public final class Bench {
 
     // 1000 concurrent cold gets of one id
     io.github.cdkpromptserving.runtime.PromptClient cold = io.github.cdkpromptserving.runtime.PromptClient.builder()
-        .tableName(table).dynamoDbClient(ddb).withoutL2().environment(Map.of()).build();
+        .tableName(table).dynamoDbClient(ddb).withoutL2().environment(Map.of()).requestTimeoutMs(30000).build();
     cold.getPrompt("bench-2"); // the catalog warm, the id not: count the item's reads only
     cold.invalidate("bench-3");
     long before = getItems.get();
