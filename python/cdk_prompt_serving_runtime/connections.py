@@ -37,7 +37,8 @@ def default_dynamodb_client(request_timeout: float) -> Any:
 
 def build_l2(l2: Any, env: Mapping[str, str], options: ResolvedOptions, counters: Counters
              ) -> Tuple[Optional[PromptCacheL2], bool, Any]:
-    """The L2 to use (``False``: none; an adapter given: it; else one from ``PROMPT_SERVING_CACHE_*``), whether the
+    """The L2 to use (``False``: none; an adapter given: it; else one from ``PROMPT_SERVING_CACHE_*``, only for the
+    environment's table: none when ``PROMPT_SERVING_TABLE_NAME`` names another table than the client's), whether the
     client owns it (closes it), and the epoch as read at start-up (:data:`NO_EPOCH` when not read)."""
     if l2 is False:
         return None, False, NO_EPOCH
@@ -46,6 +47,14 @@ def build_l2(l2: Any, env: Mapping[str, str], options: ResolvedOptions, counters
     if not env.get(Env.cache_endpoint):
         return None, False, NO_EPOCH
     table = options.table_name
+    env_table = env.get(Env.table_name)
+    if env_table and env_table != table:
+        # The construct sets the cache variables beside the table's name: that cache serves that table (its ACL
+        # allows that table's keys only, its epoch is moved by that table's stream). A client given another table
+        # reads it without an L2 unless it is given one.
+        logger.info("L2 cache not used: %s names the cache of table %s, this client reads %s (pass l2= to use one)",
+                    Env.cache_endpoint, env_table, table)
+        return None, False, NO_EPOCH
     try:
         from .valkey import ValkeyL2
 

@@ -10,7 +10,12 @@ Cluster mode (``PROMPT_SERVING_CACHE_CLUSTER=true``, the default: a serverless c
 every command, all single-key, to the endpoint and follows ``MOVED`` redirects, remembering the node of each
 slot; no ``CLUSTER``/``COMMAND`` calls are needed, so the narrow ACL of the construct's users suffices.
 
-Connections cannot hang: every call has a socket timeout (``timeout_ms``), so a black-holed connection fails its
+A start-up budget (as the Node client's): from the adapter's first call (a reader's first L2 read, the start-up epoch
+read), for ``connect_timeout_ms`` (1 s by default), a call may take until that budget ends (its first connection, TLS
+handshake and login are paid once, more slowly on a host where others start beside it); after that every call is
+bounded by ``timeout_ms``. Only a call that fails to answer within the budget trips the breaker.
+
+Connections cannot hang: after the start-up every call has a socket timeout (``timeout_ms``), so a black-holed connection fails its
 call within that time and is closed (redis-py drops a connection whose call timed out); an idle pooled connection
 is health-checked (``PING``) before use once ``health_check_interval`` has passed, and TCP keep-alive is on.
 
@@ -98,7 +103,10 @@ class ValkeyL2:
     :param region: the AWS Region for the token; default ``AWS_REGION`` / ``AWS_DEFAULT_REGION``
     :param resource_type: ``ServerlessCache`` (default) or ``ReplicationGroup``
     :param cluster: follow ``MOVED`` redirects (cluster-mode endpoint). Default ``True``.
-    :param timeout_ms: socket connect and read timeout of every call. Default 100.
+    :param timeout_ms: socket connect and read timeout of every call once the start-up is over. Default 100.
+    :param connect_timeout_ms: the start-up budget: for this long from the first call, a call may take until it
+        ends (the Node client's ``l2ConnectTimeoutMs``). Default 1000; ``PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS`` in
+        :meth:`from_environment`.
     :param password: a static password (``auth="none"`` with an ACL user, or tests)
     :param ssl_ca_certs: a CA bundle file for TLS; default the system's
     :param credentials: botocore credentials for IAM tokens; default a botocore session's
@@ -121,6 +129,7 @@ class ValkeyL2:
         resource_type: str = RESOURCE_SERVERLESS,
         cluster: bool = True,
         timeout_ms: float = 100,
+        connect_timeout_ms: float = 1000,
         password: Optional[str] = None,
         ssl_ca_certs: Optional[str] = None,
         credentials: Any = None,
@@ -159,6 +168,9 @@ class ValkeyL2:
         self._redis = redis
         self._cluster = cluster
         self._timeout = timeout_ms / 1000.0
+        self._connect_timeout = connect_timeout_ms / 1000.0
+        self._startup_ends_at: Optional[float] = None
+        """When the start-up budget ends (``time.monotonic``): ``None`` before the first call, ``0`` once over."""
         self._lock = threading.Lock()
         self._slots: Dict[int, Tuple[str, int]] = {}
         self._clients: Dict[Tuple[str, int], Any] = {}
@@ -172,7 +184,8 @@ class ValkeyL2:
         self._monotonic = monotonic
         base = redis.connection.SSLConnection if tls else redis.connection.Connection
         self._pool_kwargs: Dict[str, Any] = {
-            "connection_class": _connection_class(base, token_provider, max_connection_age_seconds, monotonic),
+            "connection_class": _connection_class(base, token_provider, max_connection_age_seconds, monotonic,
+                                                  self._call_timeout),
             "socket_timeout": self._timeout,
             "socket_connect_timeout": self._timeout,
             "socket_keepalive": True,
@@ -210,6 +223,14 @@ class ValkeyL2:
             "region": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
             "timeout_ms": timeout_ms,
         }
+        connect_timeout = env.get("PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS")
+        if connect_timeout is not None and connect_timeout.strip() != "":
+            try:
+                options["connect_timeout_ms"] = float(connect_timeout)
+            except ValueError:
+                raise ValueError(f"PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS must be a number, got {connect_timeout!r}") from None
+            if not options["connect_timeout_ms"] >= 0:
+                raise ValueError(f"PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS must be 0 or more, got {connect_timeout!r}")
         options.update(overrides)
         return cls(host, port, **options)
 
@@ -250,7 +271,24 @@ class ValkeyL2:
                 c = self._clients[addr] = self._redis.Redis(connection_pool=pool)
             return c
 
+    def _call_timeout(self) -> float:
+        """The socket timeout of a command sent now: ``timeout_ms``, or during the start-up (``connect_timeout_ms``
+        from the first call) until the start-up ends (``src/runtime/tiers.ts`` ``l2CallTimeoutMs``)."""
+        ends_at = self._startup_ends_at
+        if ends_at == 0.0:
+            return self._timeout
+        now = time.monotonic()
+        if ends_at is None:
+            self._startup_ends_at = now + self._connect_timeout
+            return max(self._connect_timeout, self._timeout)
+        if ends_at - now > self._timeout:
+            return ends_at - now
+        self._startup_ends_at = 0.0  # over: one comparison from now on
+        return self._timeout
+
     def _call(self, key: str, run: Callable[[Any], Any]) -> Any:
+        if self._startup_ends_at is None:
+            self._call_timeout()  # the start-up budget starts at the first call
         if self._tripped:
             raise L2UnavailableError("L2 skipped after a failure (a background probe is looking for it)")
         try:
@@ -329,9 +367,10 @@ def _is_auth_failure(err: BaseException) -> bool:
 
 
 def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], max_age: float,
-                      monotonic: Callable[[], float]) -> Any:
+                      monotonic: Callable[[], float], call_timeout: Callable[[], float]) -> Any:
     class PromptServingConnection(base):  # type: ignore[misc]
-        """Signs a fresh password per connection; reconnects a connection older than ``max_age``."""
+        """Signs a fresh password per connection; reconnects a connection older than ``max_age``; bounds each
+        command (and a connection opened for it) by ``call_timeout()`` (the start-up budget, then ``timeout_ms``)."""
 
         _opened_at = 0.0
         _handshake = False
@@ -353,7 +392,23 @@ def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], ma
             finally:
                 self._handshake = False
 
+        def _bound(self) -> None:
+            timeout = call_timeout()
+            if timeout != self.socket_timeout:  # only during the start-up, and once when it ends
+                self.socket_timeout = self.socket_connect_timeout = timeout
+                if self._sock is not None:
+                    self._sock.settimeout(timeout)
+                buffer = getattr(getattr(self, "_parser", None), "_buffer", None)
+                if buffer is not None and hasattr(buffer, "socket_timeout"):
+                    buffer.socket_timeout = timeout  # redis-py's reader restores this after a health check
+
+        def connect(self, *args: Any, **kwargs: Any) -> None:
+            if self._sock is None:
+                self._bound()
+            super().connect(*args, **kwargs)
+
         def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            self._bound()
             if not self._handshake and self._sock is not None and monotonic() - self._opened_at > max_age:
                 self.disconnect()
             super().send_packed_command(command, check_health)

@@ -443,7 +443,7 @@ def test_a_black_holed_connection_fails_its_call_in_time_and_is_replaced(redis_s
 
     proxy = _BlackholeProxy(redis_secure.port)
     try:
-        l2 = reader_l2(redis_secure, timeout_ms=300, cluster=False)
+        l2 = reader_l2(redis_secure, timeout_ms=300, cluster=False, connect_timeout_ms=0)  # past its start-up budget
         l2._endpoint = ("127.0.0.1", proxy.port)  # the proxy stands between the reader and the cache
         assert l2.get(l2_item_key("t", "x", "CURRENT")) is None
         proxy.blackhole()
@@ -485,7 +485,7 @@ def test_the_cache_gone_costs_one_timeout_then_nothing_and_serves_again_within_a
     proxy = _BlackholeProxy(redis_secure.port)
     try:
         # GIVEN a reader connected through the proxy, its L2 timeout 100 ms
-        l2 = reader_l2(redis_secure, timeout_ms=100, cluster=False)
+        l2 = reader_l2(redis_secure, timeout_ms=100, cluster=False, connect_timeout_ms=0)  # past its start-up budget
         l2._endpoint = ("127.0.0.1", proxy.port)
         assert l2.get(l2_item_key("t", "x", "CURRENT")) is None
         # WHEN the cache's host goes silent (the open connection and every new one get no answer) for 3 s

@@ -1,0 +1,296 @@
+/**
+ * Cache outage across processes, as deployed (the set-up of bench/cache-fleet.bench.ts: readers bundled as
+ * `NodejsFunction` does, the node-redis adapter from the reader layer's folder, the invalidation function from its
+ * asset fed by DynamoDB Local's stream, a TLS cluster-mode redis-server with the template's ACL users).
+ *
+ *   npx projen bundle && npx tsx bench/cache-outage.bench.ts [readers=50] [prompts=20] [mode=kill|stop] [outageSeconds=4]
+ *
+ * Two fleets of `readers` processes read at the same time, each in a loop: every round drops the in-process copy of
+ * each prompt (`invalidate(id)`) and reads it again, so every read goes past memory (to the L2, or the table), then
+ * pauses 100 ms. One fleet has the cache tier (default settings), the other the L2 off (the Directory stack's reader,
+ * the same bundle). Each fleet reads the table through its own counting proxy. After a few seconds the cache is
+ * SIGKILLed and restarted `outageSeconds` later (`kill`: an empty cache comes back), or SIGSTOPped and SIGCONTed
+ * (`stop`: a silent host, whose connections stay open, comes back with its data).
+ *
+ * Prints: read latency p50/p99 during the outage for both fleets (the goal: the tiered fleet's p99 ≤ 1.2× the L2-off
+ * fleet's, 0 failed), the time from the cache's return until each reader's L2 hits resume (p50/p99 across
+ * processes), and the tiered fleet's table reads per second before, during and after the outage.
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { build } from 'esbuild';
+import { CURRENT, Env, l2AccessRules, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../src/schema';
+import { buildReadmeApp, prepareReaderApp } from '../test/deployed/readme-app';
+import { createStreamTable } from '../test/invalidation/cache-fixture';
+import { publish, textContent, writeCatalog } from '../test/runtime/fixtures';
+import { DeployedProcess, startFunction, SynthesizedFunction, synthesize } from '../test/support/as-deployed';
+import { driveMapping } from '../test/support/as-deployed-stream';
+import { installCompiledPackage } from '../test/support/compiled-package';
+import { startDynamoDBLocal } from '../test/support/dynamodb-local';
+import { RedisServer, startRedisServer } from '../test/support/redis-server';
+import { localDynamoDBClient } from '../test/support/table';
+
+const READERS = Number(process.argv[2] ?? 50);
+const PROMPTS = Number(process.argv[3] ?? 20);
+const MODE = (process.argv[4] ?? 'kill') as 'kill' | 'stop';
+const OUTAGE_MS = Number(process.argv[5] ?? 4) * 1000;
+const STREAM_POLL_MS = 250;
+const BEFORE_MS = 4000;
+const AFTER_MS = 6000;
+const PAUSE_MS = 100;
+
+/** The reader: `new PromptClient()` (defaults). `load` reads every prompt past memory, round after round. */
+const READER = `
+import { PromptClient } from 'cdk-prompt-serving/runtime';
+import { performance } from 'node:perf_hooks';
+const prompts = new PromptClient();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const handler = async (event) => {
+  if (event.op === 'start') {
+    await prompts.preload(event.ids).catch(() => undefined);
+    for (const id of event.ids) await prompts.getPrompt(id).catch(() => undefined);
+    return prompts.stats();
+  }
+  if (event.op === 'load') {
+    const until = Date.now() + event.durationMs;
+    // One row per read: [epoch ms at the start, ms taken, 1 if served from the L2, 1 if it failed]
+    const reads = [];
+    const errors = {};
+    while (Date.now() < until) {
+      for (const id of event.ids) {
+        prompts.invalidate(id);
+        const hits = prompts.stats().l2Hits;
+        const at = Date.now();
+        const t = performance.now();
+        let failed = 0;
+        try { await prompts.getPrompt(id); } catch (e) { failed = 1; const m = String(e && e.name) + ': ' + String(e && e.message).slice(0, 120); errors[m] = (errors[m] || 0) + 1; }
+        reads.push([at, performance.now() - t, prompts.stats().l2Hits > hits ? 1 : 0, failed]);
+      }
+      await sleep(event.pauseMs);
+    }
+    return { reads, errors, stats: prompts.stats() };
+  }
+  return prompts.stats();
+};
+`;
+
+/** Counts table reads (GetItem, each key of a BatchGetItem) on their way to DynamoDB Local. */
+async function countingProxy(target: string): Promise<{ endpoint: string; reads: number[]; close(): Promise<void> }> {
+  const reads: number[] = [];
+  const upstream = new URL(target);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const op = String(req.headers['x-amz-target'] ?? '').split('.')[1];
+      if (op === 'GetItem') reads.push(Date.now());
+      if (op === 'BatchGetItem') {
+        const input = JSON.parse(body.toString());
+        for (const r of Object.values(input.RequestItems as Record<string, { Keys: any[] }>)) for (const _ of r.Keys) reads.push(Date.now());
+      }
+      const options = { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent };
+      const out = http.request(options, (up) => {
+        res.writeHead(up.statusCode ?? 500, up.headers);
+        up.pipe(res);
+      });
+      out.on('error', () => { res.statusCode = 502; res.end(); });
+      out.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    reads,
+    close: async () => {
+      server.closeAllConnections();
+      agent.destroy();
+      await new Promise((resolve) => server.close(() => resolve(undefined)));
+    },
+  };
+}
+
+const pct = (xs: number[], p: number): number | undefined =>
+  (xs.length === 0 ? undefined : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]);
+const ms = (v: number | undefined) => (v === undefined ? '—' : `${v.toFixed(1)} ms`);
+const s = (v: number | undefined) => (v === undefined ? '—' : `${(v / 1000).toFixed(2)} s`);
+
+async function bundleReader(): Promise<string> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'outage-reader-'));
+  await installCompiledPackage(work);
+  const asset = path.join(work, 'asset');
+  await build({
+    absWorkingDir: work,
+    stdin: { contents: READER, resolveDir: work, sourcefile: 'index.mjs', loader: 'js' },
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    external: ['@aws-sdk/*'],
+    outfile: path.join(asset, 'index.js'),
+    logLevel: 'silent',
+  });
+  return asset;
+}
+
+async function main(): Promise<void> {
+  const loadAtStart = os.loadavg();
+  const ddb = await startDynamoDBLocal();
+  process.env.DYNAMODB_LOCAL_ENDPOINT = ddb.endpoint;
+  const admin = localDynamoDBClient();
+  const { table, streamArn } = await createStreamTable(admin);
+  const work = await prepareReaderApp();
+  const synth = synthesize((app) => { buildReadmeApp(app, work); });
+  const invalidationFn = synth.fn('PromptsInvalidationFunction', 'Cached');
+  const cachedReader = synth.fn('ReaderCjs', 'Cached');
+  const plainReader = synth.fn('ReaderCjs', 'Directory');
+  const users = [
+    { name: cachedReader.environment[Env.cacheUser] as string, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_READER_COMMANDS)}` },
+    { name: invalidationFn.environment[Env.cacheUser] as string, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_WRITER_COMMANDS)}` },
+  ];
+  let cache: RedisServer = await startRedisServer({ tls: true, cluster: true, users });
+  const tieredProxy = await countingProxy(ddb.endpoint);
+  const plainProxy = await countingProxy(ddb.endpoint);
+  const readerAsset = await bundleReader();
+  const refs = (logicalId: string, attribute?: string) => {
+    if (logicalId.startsWith('PromptsTable')) return table;
+    if (attribute === 'Endpoint.Address') return 'localhost';
+    if (attribute === 'Endpoint.Port') return String(cache.port);
+    if (logicalId.startsWith('PromptsCache')) return 'prompts-cache';
+    return undefined;
+  };
+  const caEnv = () => ({ NODE_EXTRA_CA_CERTS: path.join(cache.certDir!, 'ca.crt') });
+  const started: DeployedProcess[] = [];
+  let polling = false;
+  let pollLoop: Promise<void> = Promise.resolve();
+  const closers: (() => unknown)[] = [];
+  try {
+    const start = async (fn: SynthesizedFunction, env: Record<string, string>) => {
+      const p = await startFunction(fn, { refs, extraEnv: { ...caEnv(), ...env } });
+      started.push(p);
+      return p;
+    };
+    const invalidation = await start(invalidationFn, { AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint });
+    const stream = driveMapping(synth.eventSourceMappings[invalidationFn.logicalId], streamArn, ddb.endpoint, (e) => invalidation.call(e));
+    closers.push(() => stream.poller.close());
+    polling = true;
+    pollLoop = (async () => {
+      while (polling) {
+        await stream.poller.drain().catch(() => 0);
+        await new Promise((resolve) => setTimeout(resolve, STREAM_POLL_MS));
+      }
+    })();
+
+    const ids = Array.from({ length: PROMPTS }, (_, i) => `prompt-${String(i).padStart(2, '0')}`);
+    for (const id of ids) await publish(admin, table, id, 1, textContent(`Prompt ${id} v1 {{x}}`));
+    await writeCatalog(admin, table, ids);
+    await new Promise((resolve) => setTimeout(resolve, 3 * STREAM_POLL_MS));
+    for (let i = 0; i < 300; i++) {
+      await admin.send(new GetItemCommand({ TableName: table, Key: { prompt_id: { S: ids[i % PROMPTS] }, version: { S: CURRENT } } }));
+    }
+
+    // Started a few at a time (on a loaded host, 100 processes at once miss the harness's 30 s init bound).
+    const tiered: DeployedProcess[] = [];
+    const plain: DeployedProcess[] = [];
+    for (let i = 0; i < READERS; i += 5) {
+      const n = Math.min(5, READERS - i);
+      const tieredFn = { ...cachedReader, assetDir: readerAsset };
+      const plainFn = { ...plainReader, assetDir: readerAsset, layerDirs: [] };
+      tiered.push(...await Promise.all(Array.from({ length: n }, () => start(tieredFn, { AWS_ENDPOINT_URL_DYNAMODB: tieredProxy.endpoint }))));
+      plain.push(...await Promise.all(Array.from({ length: n }, () => start(plainFn, { AWS_ENDPOINT_URL_DYNAMODB: plainProxy.endpoint }))));
+    }
+    for (let i = 0; i < READERS; i += 10) await Promise.all([...tiered.slice(i, i + 10), ...plain.slice(i, i + 10)].map((p) => p.call({ op: 'start', ids })));
+
+    type Loaded = { reads: [number, number, number, number][]; errors: Record<string, number>; stats: any };
+    const durationMs = BEFORE_MS + OUTAGE_MS + AFTER_MS;
+    const loads = [...tiered, ...plain].map((p) => p.call<Loaded>({ op: 'load', ids, durationMs, pauseMs: PAUSE_MS }));
+    await new Promise((resolve) => setTimeout(resolve, BEFORE_MS));
+    const downAt = Date.now();
+    if (MODE === 'kill') {
+      cache.process.kill('SIGKILL');
+      await cache.stop();
+    } else {
+      cache.process.kill('SIGSTOP');
+    }
+    await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+    let restartTook = 0;
+    if (MODE === 'kill') {
+      const t = Date.now();
+      cache = await startRedisServer({ tls: true, cluster: true, users, certsFrom: cache });
+      restartTook = Date.now() - t;
+    } else {
+      cache.process.kill('SIGCONT');
+    }
+    const upAt = Date.now();
+    const loaded = await Promise.all(loads);
+    const loadAtEnd = os.loadavg();
+    const tieredLoads = loaded.slice(0, READERS);
+    const plainLoads = loaded.slice(READERS);
+
+    const window = (ls: Loaded[], from: number, to: number) => ls.flatMap((l) => l.reads.filter(([at]) => at >= from && at < to));
+    const row = (label: string, rows: [number, number, number, number][]) => {
+      const t = rows.map((r) => r[1]);
+      const max = t.length ? Math.max(...t) : undefined;
+      const failed = rows.reduce((n, r) => n + r[3], 0);
+      return { label, p50: pct(t, 0.5), p99: pct(t, 0.99), max, n: rows.length, failed, l2: rows.reduce((n, r) => n + r[2], 0) };
+    };
+    // Outage window: from the kill (stop) to the cache's return.
+    const during = [row('with the cache tier, cache down', window(tieredLoads, downAt, upAt)), row('L2 off (same window)', window(plainLoads, downAt, upAt))];
+    const before = [row('with the cache tier, cache up', window(tieredLoads, downAt - BEFORE_MS + 1000, downAt)), row('L2 off (same window)', window(plainLoads, downAt - BEFORE_MS + 1000, downAt))];
+    // Reads beginning in the first second of the outage are the ones a per-read timeout would have slowed.
+    const firstSecond = [row('with the cache tier, first second of the outage', window(tieredLoads, downAt, downAt + 1000)), row('L2 off (same window)', window(plainLoads, downAt, downAt + 1000))];
+
+    // Resumption: per reader, the first read that started after the cache's return and was an L2 hit.
+    const resume = tieredLoads.map((l) => {
+      const first = l.reads.find(([at, , hit]) => at >= upAt && hit === 1);
+      return first === undefined ? Infinity : first[0] - upAt;
+    });
+    const resumed = resume.filter(Number.isFinite);
+    const rate = (reads: number[], from: number, to: number) => reads.filter((t) => t >= from && t < to).length / ((to - from) / 1000);
+    const bins: string[] = [];
+    for (let t = upAt; t < upAt + 3000; t += 250) bins.push(String(tieredProxy.reads.filter((r) => r >= t && r < t + 250).length));
+
+    const out: string[] = [];
+    out.push(`### The cache ${MODE === 'kill' ? 'SIGKILLed, then restarted empty' : 'SIGSTOPped (a silent host), then SIGCONTed'} after ${s(upAt - downAt)}: ${READERS} + ${READERS} reader processes × ${PROMPTS} prompts`, '');
+    out.push(`Each read drops the prompt's in-process copy first (\`invalidate(id)\`), so every read goes past memory; rounds every ${PAUSE_MS} ms; both fleets read at the same time, default settings.`, '');
+    out.push('| window | reads | failed | served from the L2 | p50 | p99 | max | p99 ÷ L2 off p99 |', '|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const pair of [before, firstSecond, during]) {
+      for (const r of pair) out.push(`| ${r.label} | ${r.n} | ${r.failed} | ${r.l2} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r === pair[0] && r.p99 !== undefined && pair[1].p99 ? `${(r.p99 / pair[1].p99).toFixed(2)}×` : ''} |`);
+    }
+    const allFailed = loaded.reduce((n, l) => n + l.reads.reduce((m, r) => m + r[3], 0), 0);
+    out.push('', `Failed reads over the whole run (both fleets, ${loaded.reduce((n, l) => n + l.reads.length, 0)} reads): ${allFailed}.`);
+    const errors = new Map<string, number>();
+    for (const l of loaded) for (const [m, n] of Object.entries(l.errors)) errors.set(m, (errors.get(m) ?? 0) + n);
+    for (const [m, n] of errors) out.push(`- ${n} × ${m}`);
+    out.push('', '| after the cache is back | p50 | p99 | max | readers not back on the L2 |', '|---|---:|---:|---:|---:|');
+    out.push(`| time until a reader's L2 hits resume | ${s(pct(resumed, 0.5))} | ${s(pct(resumed, 0.99))} | ${s(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} of ${READERS} (within ${s(AFTER_MS)}) |`);
+    out.push('', `Table reads/s of the tiered fleet: before the outage ${rate(tieredProxy.reads, downAt - 3000, downAt).toFixed(0)}, during ${rate(tieredProxy.reads, downAt, upAt).toFixed(0)}, 0–1 s after the return ${rate(tieredProxy.reads, upAt, upAt + 1000).toFixed(0)}, 1–2 s ${rate(tieredProxy.reads, upAt + 1000, upAt + 2000).toFixed(0)}, 2–5 s ${rate(tieredProxy.reads, upAt + 2000, upAt + 5000).toFixed(0)}; per 250 ms after the return: ${bins.join(', ')}. (L2 off fleet, during: ${rate(plainProxy.reads, downAt, upAt).toFixed(0)}/s.)`);
+    if (MODE === 'kill') out.push('', `The restart itself took ${s(restartTook)} (counted in the outage window).`);
+    out.push('', `Load average (1/5/15 min) at the start: ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; at the end: ${loadAtEnd.map((l) => l.toFixed(1)).join(' / ')}; ${os.cpus().length} cores.`);
+    console.log(out.join('\n'));
+  } finally {
+    polling = false;
+    await pollLoop;
+    for (const close of closers) await close();
+    if (MODE === 'stop') cache.process.kill('SIGCONT');
+    for (const p of started) await p.stop().catch(() => undefined);
+    await cache.stop().catch(() => undefined);
+    await tieredProxy.close().catch(() => undefined);
+    await plainProxy.close().catch(() => undefined);
+    admin.destroy();
+    await ddb.stop();
+    synth.cleanup();
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(path.dirname(readerAsset), { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
