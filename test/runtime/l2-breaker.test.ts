@@ -7,7 +7,7 @@
 import { createClient } from 'redis';
 import { BlackholeProxy, startBlackholeProxy } from './blackhole-proxy';
 import { withTimeout } from '../../src/runtime/l2';
-import { createValkeyL2, ValkeyL2 } from '../../src/runtime/valkey';
+import { createValkeyL2, PROBE_INTERVAL_MS, ValkeyL2 } from '../../src/runtime/valkey';
 import { RedisServer, startRedisServer } from '../support/redis-server';
 
 const L2_TIMEOUT_MS = 100;
@@ -75,10 +75,12 @@ test('the cache gone (its host silent): one call waits for the L2 timeout, every
   p.slowStart(0);
   const back = Date.now();
   const after = await readFor(l2, 2500, back);
-  // THEN calls are answered again within about a second, and none waited meanwhile
+  // THEN calls are answered again within the probe's bound, and none waited meanwhile. The bound: a probe whose new
+  // connection was opened just before the cache came back waits out its connect timeout (1 s here), then the next
+  // probe comes at most 1.5 probe intervals later; most returns are seen within about a second.
   const first = after.find((c) => c.ok);
   expect(first).toBeDefined();
-  expect(first!.at).toBeLessThan(1300);
+  expect(first!.at).toBeLessThan(1000 + 1.5 * PROBE_INTERVAL_MS + 200);
   expect(after.filter((c) => c.waited)).toEqual([]);
   expect(after.slice(-10).every((c) => c.ok)).toBe(true);
 });
