@@ -394,7 +394,8 @@ def _connection_class(base: Any, token_provider: Optional[Callable[[], str]], ma
 
         def _bound(self) -> None:
             timeout = call_timeout()
-            if timeout != self.socket_timeout:  # only during the start-up, and once when it ends
+            current: Optional[float] = getattr(self, "socket_timeout", None)
+            if timeout != current:  # only during the start-up, and once when it ends
                 self.socket_timeout = self.socket_connect_timeout = timeout
                 if self._sock is not None:
                     self._sock.settimeout(timeout)

@@ -27,7 +27,7 @@ def hooked(ddb_local: Any) -> Any:
     ddb.delete_table(TableName=table)
 
 
-class Unprintable(Exception):
+class UnprintableError(Exception):
     def __str__(self) -> str:
         raise ValueError("no text for you")
 
@@ -36,7 +36,7 @@ class Unprintable(Exception):
 
 
 def _raise_unprintable(info: ReadInfo, client: PromptClient) -> None:
-    raise Unprintable()
+    raise UnprintableError()
 
 
 def _raise_plain(info: ReadInfo, client: PromptClient) -> None:
@@ -70,7 +70,7 @@ def test_a_hook_that_fails_in_any_way_leaves_every_read_served_and_is_reported_o
     reported = [r for r in caplog.records if "on_read" in r.getMessage()]
     assert len(reported) == 1
     assert reported[0].levelno == logging.WARNING
-    assert any(word in reported[0].getMessage() for word in ("Unprintable", "RuntimeError", "coroutine"))
+    assert any(word in reported[0].getMessage() for word in ("UnprintableError", "RuntimeError", "coroutine"))
 
 
 def test_a_hook_returning_a_value_is_ignored_silently(ddb_local: Any, hooked: str, caplog: Any) -> None:

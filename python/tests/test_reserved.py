@@ -76,7 +76,8 @@ def test_a_prompt_file_setting_a_rollout_is_refused_by_the_sync_and_the_reader_k
         code, report = sync(ddb_local.endpoint, table, directory)
     # THEN the sync refuses it naming the file and the key, and the reader serves v2
     assert code == 1
-    assert [(f["id"], f["reason"].split(":")[0], "`rollout` is reserved" in f["reason"]) for f in report["failures"]] == [("greeting", "greeting.md", True)]
+    refused = [(f["id"], f["reason"].split(":")[0], "`rollout` is reserved" in f["reason"]) for f in report["failures"]]
+    assert refused == [("greeting", "greeting.md", True)]
     client = PromptClient(table_name=table, dynamodb_client=ddb_local.client(), l2=False)
     served = client.get_prompt("greeting")
     assert (served.version, served.source_deleted, served.rollout) == (2, False, None)
