@@ -7,10 +7,10 @@
  *   npx tsx bench/sync.bench.ts
  */
 import { DEFAULT_SOURCE_REQUESTS_PER_SECOND } from '../src/schema';
-import { SyncClaims } from '../src/write/claims';
 import { SyncEngine, SyncReport } from '../src/sync/engine';
-import { SharedRateLimiter } from '../src/write/shared-budget';
 import { BedrockPromptSource } from '../src/sync/sources/bedrock';
+import { SyncClaims } from '../src/write/claims';
+import { SharedRateLimiter } from '../src/write/shared-budget';
 import { seedPublished, textDraft } from '../test/support/bedrock-fixtures';
 import { BedrockStandIn } from '../test/support/bedrock-stand-in';
 import { CallCounter } from '../test/support/call-counter';

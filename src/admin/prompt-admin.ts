@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Attr, CURRENT, MAX_VERSION_NUMBER, STATUS_DELETED, promptIdProblem, versionKey } from '../schema';
-import { ReplacedPointer, activatedPointerItem } from '../write/activation';
 import { AuditRecord, MAX_AUDIT_LIMIT, queryAudit } from './audit';
 import {
   ActivationConflictError,
@@ -19,6 +18,7 @@ import {
 import { PromptHistory, queryHistory } from './history';
 import { ReleaseClient } from './release-client';
 import type { ReleaseAnswer } from '../schema/release-api';
+import { ReplacedPointer, activatedPointerItem } from '../write/activation';
 import { backoffDelay, sleep } from '../write/pacer';
 import { ServingTableStore } from '../write/store';
 

@@ -20,14 +20,14 @@ import {
   promptIdProblem,
   versionKey,
 } from '../schema';
+import { SourceReadError } from './errors';
+import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceSummary } from './source';
+import { isTransient } from '../schema/retryable';
 import { AuditEntry, AuditEvents, auditItem, auditPut } from '../write/audit';
 import { ClaimResult, SyncClaims } from '../write/claims';
 import { contentProblem, pointerItem, sizeProblem, versionItem } from '../write/content';
-import { SourceReadError } from './errors';
 import type { ActivationGate } from '../write/gate';
-import { FetchResult, PromptSourceReader, SourceFailure, SourceListing, SourcePrompt, SourceSummary } from './source';
 import { PointerState, ServingTableStore } from '../write/store';
-import { isTransient } from '../schema/retryable';
 
 /** Prompts fetched and written at once (source calls are paced by the source itself). */
 export const DEFAULT_SYNC_CONCURRENCY = 8;

@@ -1,5 +1,5 @@
-import { activatedPointerItem } from '../../src/write/activation';
 import { fromItem } from '../../src/schema/ddb-codec';
+import { activatedPointerItem } from '../../src/write/activation';
 import { PointerState } from '../../src/write/store';
 
 const VERSION_1 = {

@@ -6,10 +6,10 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { CONTROLLER, OPERATOR, PIPELINE, auditRows, labelRow, useGovernance } from './fixture';
 import { CloudWatchAlarmStates, RolloutController } from '../../src/governance/controller';
-import { registryKey } from '../../src/write/label-item';
 import { authorizationProblem, ReleaseScope } from '../../src/governance/principal';
 import { serve } from '../../src/governance/release.lambda';
 import { ActivationGate } from '../../src/write/gate';
+import { registryKey } from '../../src/write/label-item';
 import { syncVersions } from '../admin/fixture';
 
 const fx = useGovernance();

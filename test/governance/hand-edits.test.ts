@@ -6,8 +6,8 @@
 import { PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { CONTROLLER, OPERATOR, PIPELINE, labelRow, useGovernance } from './fixture';
 import { ReleaseError } from '../../src/governance/errors';
-import { ROLLOUTS_ID, registryKey } from '../../src/write/label-item';
 import { PARTITION_KEY, SORT_KEY, labelSortKey } from '../../src/schema';
+import { ROLLOUTS_ID, registryKey } from '../../src/write/label-item';
 import { syncVersions } from '../admin/fixture';
 
 const fx = useGovernance();

@@ -5,10 +5,10 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { PIPELINE, auditRows, labelRow, useGovernance } from './fixture';
 import { parseReleaseRequest } from '../../src/governance/requests';
-import { AuditEvents } from '../../src/write/audit';
 import { SyncEngine } from '../../src/sync/engine';
-import { LambdaActivationGate } from '../../src/write/gate';
 import { DirectoryPromptSource } from '../../src/sync/sources/directory';
+import { AuditEvents } from '../../src/write/audit';
+import { LambdaActivationGate } from '../../src/write/gate';
 import { readCurrent, versionItems, writePrompt } from '../admin/fixture';
 
 const fx = useGovernance();

@@ -4,10 +4,10 @@
  * and DynamoDB Local. Each engine stands for a separate Lambda invocation: nothing is shared in memory.
  */
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { SyncClaims } from '../../src/write/claims';
 import { SyncEngine } from '../../src/sync/engine';
-import { SharedRateLimiter } from '../../src/write/shared-budget';
 import { BedrockPromptSource } from '../../src/sync/sources/bedrock';
+import { SyncClaims } from '../../src/write/claims';
+import { SharedRateLimiter } from '../../src/write/shared-budget';
 import { seedPublished, textDraft } from '../support/bedrock-fixtures';
 import { BedrockStandIn } from '../support/bedrock-stand-in';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';

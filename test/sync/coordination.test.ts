@@ -5,12 +5,12 @@
  */
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { BUDGET_ID, BUDGET_SORT_KEY, CLAIMS_ID } from '../../src/schema';
-import { SyncClaims, claimKey } from '../../src/write/claims';
 import { SyncEngine } from '../../src/sync/engine';
 import { SourceReadError } from '../../src/sync/errors';
-import { SharedRateLimiter } from '../../src/write/shared-budget';
 import { FetchResult, PromptSourceReader } from '../../src/sync/source';
 import { BedrockPromptSource } from '../../src/sync/sources/bedrock';
+import { SyncClaims, claimKey } from '../../src/write/claims';
+import { SharedRateLimiter } from '../../src/write/shared-budget';
 import { seedPublished, textDraft } from '../support/bedrock-fixtures';
 import { BedrockStandIn } from '../support/bedrock-stand-in';
 import { CallCounter } from '../support/call-counter';

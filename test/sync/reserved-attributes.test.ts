@@ -10,19 +10,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { validateDirectory } from '../../src/cli/commands';
-import { TTL_ATTRIBUTE } from '../../src/governance-construct/governance-resources';
-import { labelItemFromVersion, labelItemWithRollout, RegistryAttr } from '../../src/write/label-item';
 import { parseReleaseRequest } from '../../src/governance/requests';
+import { TTL_ATTRIBUTE } from '../../src/governance-construct/governance-resources';
 import { labels, PromptClient } from '../../src/runtime';
 import {
   Attr, AuditAttr, CONTENT_ATTRIBUTES, LabelAttr, RESERVED_ATTRIBUTES, RESERVED_ATTRIBUTE_PREFIXES, RolloutAttr,
   checksum, isReservedAttribute, reservedAttributeFor,
 } from '../../src/schema';
 import { toItem } from '../../src/schema/ddb-codec';
-import { contentProblem, pointerItem, versionItem } from '../../src/write/content';
 import { SyncEngine } from '../../src/sync/engine';
 import { BedrockPromptSource } from '../../src/sync/sources/bedrock';
 import { DirectoryPromptSource } from '../../src/sync/sources/directory';
+import { contentProblem, pointerItem, versionItem } from '../../src/write/content';
+import { labelItemFromVersion, labelItemWithRollout, RegistryAttr } from '../../src/write/label-item';
 import { fullSync, readCurrent, versionItems, writePrompt } from '../admin/fixture';
 import { labelRow, PIPELINE, useGovernance } from '../governance/fixture';
 import { BedrockStandIn } from '../support/bedrock-stand-in';

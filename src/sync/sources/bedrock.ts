@@ -20,9 +20,9 @@ import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
 import { BEDROCK_PROMPT_ID, DEFAULT_SOURCE_REQUESTS_PER_SECOND, JsonValue, PromptContent, TEMPLATE_CHAT, TEMPLATE_TEXT, reservedAttributeIn, reservedAttributeReason } from '../../schema';
 import { isThrottling, isTransient } from '../../schema/retryable';
 import { PROTOTYPE_KEY } from '../../write/content';
-import { SourceReadError } from '../errors';
 import { RateLimiter, retryWithBackoff } from '../../write/pacer';
 import type { CallLimiter } from '../../write/shared-budget';
+import { SourceReadError } from '../errors';
 import {
   FetchResult,
   KnownPrompt,

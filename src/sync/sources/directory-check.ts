@@ -9,10 +9,10 @@
  * Used at synth time by `PromptSource.fromDirectory` and by `cdk-prompt-serving validate`. Synchronous, so it
  * can run while a CDK app is constructed.
  */
+import { readPromptFiles, scanPromptDirectory } from './directory';
 import { checksum } from '../../schema';
 import { cachePointWarnings, variableDisagreement } from '../../schema/template';
 import { contentProblem, pointerItem, sizeProblem, variablesUsed } from '../../write/content';
-import { readPromptFiles, scanPromptDirectory } from './directory';
 
 /** One problem in one prompt file. */
 export interface PromptFileProblem {
