@@ -255,8 +255,8 @@ const testUnit = project.addTask('test:unit', {
 });
 // The construct tests synthesize the bundled assets. `bundle` itself is not run here: its Python layer fetches redis-py
 // from PyPI, and this lane needs no network; build the assets once (and after changing a handler) with `npx projen bundle`.
-testUnit.exec('test -f assets/sync/sync.lambda/index.js -a -d assets/layer/python -a -d assets/layer/nodejs '
-  + '|| { echo "test:unit synthesizes the bundled assets: run npx projen bundle once" >&2; exit 1; }');
+// A script, not a shell one-liner: projen runs task steps in its own shell, which has no `{ …; }` groups.
+testUnit.exec('scripts/require-bundled-assets.sh');
 testUnit.exec('jest --config test/jest.unit.json --ci');
 // ---- end unit lane ----
 
