@@ -21,7 +21,8 @@ export type {
   StartRolloutOptions,
   StepRolloutOptions,
 } from './prompt-admin';
-export type { AuditRecord } from './audit';
+export type { AuditRecord } from '../schema/release-api';
+export type { AuditAction } from '../schema';
 export type { PromptHistory, PromptVersionSummary } from './history';
 export {
   ActivationConflictError,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Attr, CURRENT, MAX_VERSION_NUMBER, STATUS_DELETED, promptIdProblem, versionKey } from '../schema';
-import { AuditRecord, MAX_AUDIT_LIMIT, queryAudit } from './audit';
+import { MAX_AUDIT_LIMIT, queryAudit } from './audit';
 import {
   ActivationConflictError,
   PromptAdminError,
@@ -17,7 +17,7 @@ import {
 } from './errors';
 import { PromptHistory, queryHistory } from './history';
 import { ReleaseClient } from './release-client';
-import type { ReleaseAnswer } from '../schema/release-api';
+import type { AuditRecord, ReleaseAnswer } from '../schema/release-api';
 import { ReplacedPointer, activatedPointerItem } from '../write/activation';
 import { backoffDelay, sleep } from '../write/pacer';
 import { ServingTableStore } from '../write/store';

@@ -1,8 +1,9 @@
 /** What the CLI prints: one-line results, a version table, JSON. */
 import type { PromptListing, ValidationResult } from './commands';
 import { printable } from './terminal';
-import type { ActivationResult, AuditRecord, PromptHistory, ReleaseResult } from '../admin';
+import type { ActivationResult, PromptHistory, ReleaseResult } from '../admin';
 import { STATUS_DELETED } from '../schema';
+import type { AuditRecord } from '../schema/release-api';
 import type { SyncReport } from '../sync/engine';
 
 /** Hex digits of a checksum the version table shows (`--json` prints whole checksums). */

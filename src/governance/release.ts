@@ -44,9 +44,10 @@ import {
   versionKey,
 } from '../schema';
 import { Item, fromItem } from '../schema/ddb-codec';
-import type { AuditEventDelivery, ReleaseAnswer } from '../schema/release-api';
+import type { AuditEventDelivery, AuditRecord, ReleaseAnswer } from '../schema/release-api';
 import { activatedPointerItem } from '../write/activation';
-import { AuditEntry, AuditEvents, auditItem, auditPut } from '../write/audit';
+import { AuditEvents } from '../write/audit';
+import { auditItem, auditPut } from '../write/audit-record';
 import { ActivationGate, GateCandidate } from '../write/gate';
 import { isConflict } from '../write/guarded-write';
 import {
@@ -94,7 +95,7 @@ type Read = Record<string, unknown> | undefined;
 interface Plan {
   /** The members of the transaction besides the audit record. */
   readonly writes: TransactWriteItem[];
-  readonly audit: AuditEntry;
+  readonly audit: AuditRecord;
   readonly result: MoveResult;
 }
 
@@ -422,7 +423,7 @@ export class ReleaseEngine {
    * The audit event of a committed record, within {@link EVENTS_LIMIT_MS} (and the deadline): best-effort, never a
    * reason to answer a committed move as failed. The table's record is the trail of record.
    */
-  private async emitBestEffort(entry: AuditEntry): Promise<AuditEventDelivery> {
+  private async emitBestEffort(entry: AuditRecord): Promise<AuditEventDelivery> {
     if (!this.options.events) return 'off';
     try {
       const out = await runWithin(EVENTS_LIMIT_MS, () => this.options.events!.emit([entry]));
@@ -438,7 +439,7 @@ export class ReleaseEngine {
    * its interval in the same transaction, so the controller does not ask again every minute) and throws `GateDenied`.
    */
   private async gateOrDeny(
-    entry: AuditEntry & { toVersion: number },
+    entry: AuditRecord & { toVersion: number },
     version: Record<string, unknown>,
     postpone?: { labelRead: Item; rollout: Rollout; label: string },
   ): Promise<void> {
@@ -456,7 +457,7 @@ export class ReleaseEngine {
     const deadline = currentDeadline();
     const decision = await this.options.gate.check(candidate, deadline && { timeoutMs: deadline.remainingMs() - WRITE_RESERVE_MS });
     if (decision.allow) return;
-    const denial: AuditEntry = { ...entry, action: 'gate-deny', reason: `${entry.action} denied: ${decision.reason}` };
+    const denial: AuditRecord = { ...entry, action: 'gate-deny', reason: `${entry.action} denied: ${decision.reason}` };
     const record = auditPut(this.tableName, auditItem(denial, this.options.auditRetentionSeconds, this.now()));
     if (postpone) {
       const item = labelItemWithRollout(postpone.labelRead, postpone.rollout, { at: entry.at, by: entry.actor }, nextRevisionOf(postpone.labelRead));

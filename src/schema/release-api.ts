@@ -59,6 +59,43 @@ export type ReleaseRequestBody =
   })
   | (ReleaseRequestCommon & { readonly action: 'rollout-promote' | 'rollout-abort'; readonly label: string });
 
+/**
+ * One audited pointer move: what the writers put in the table (`src/write/audit.ts`: the item `AUDIT#…` and its
+ * EventBridge event), what the admin API's `listAudit` reads back (`cdk-prompt-serving/admin`) and what the CLI's
+ * `history --audit` prints. The stored attributes are the snake_case of these fields (`AuditAttr` in
+ * `./labels.ts`, `percent_bp`); `percent` and `expiresAt` are derived when a record is read, never stored as such.
+ */
+export interface AuditRecord {
+  readonly promptId: string;
+  /**
+   * `sync`, `activate`, `label`, `rollout-start`, `rollout-step`, `rollout-promote`, `rollout-abort` or `gate-deny`.
+   * Read back as stored: an item edited by hand may carry another word.
+   */
+  readonly action: AuditAction;
+  /** `CURRENT` or the label. */
+  readonly target: string;
+  /** The version served before (absent when there was none: a new prompt or label). */
+  readonly fromVersion?: number;
+  /** The version served after (absent when there is none: a deletion). */
+  readonly toVersion?: number;
+  /** The caller's IAM principal ARN, or the sync's / rollout controller's role. */
+  readonly actor: string;
+  /** Why: the caller's reason (cut to 1,000 characters when written), the gate's reason, the alarm. */
+  readonly reason?: string;
+  /** ISO-8601, the writer's clock. */
+  readonly at: string;
+  readonly rolloutId?: string;
+  /** A rollout's share after the move, in basis points (0 to 10,000). */
+  readonly percentBp?: number;
+  /** @deprecated read `percentBp`; the same share in percent, still set when read back, for one release. Never stored. */
+  readonly percent?: number;
+  /**
+   * When DynamoDB may delete the record (ISO-8601), if audit retention is on. Set when read back; a writer's is
+   * ignored (the writer stamps it from its own clock and the retention).
+   */
+  readonly expiresAt?: string;
+}
+
 /** What the post-commit audit event became: best-effort, the move and its audit record are committed either way. */
 export type AuditEventDelivery = 'sent' | 'failed' | 'off';
 
