@@ -451,6 +451,7 @@ export class ReleaseEngine {
       toVersion: entry.toVersion,
       checksum: version[Attr.checksum] as string,
       content: contentOf(version),
+      percentBp: entry.percentBp,
       percent: entry.percentBp === undefined ? undefined : entry.percentBp / 100,
       actor: entry.actor,
     };

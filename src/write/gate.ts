@@ -20,7 +20,9 @@ export interface GateCandidate {
   /** The candidate version's checksum and content (text or messages/system, variables, model settings). */
   readonly checksum: string;
   readonly content: PromptContent;
-  /** For rollout moves: the share the candidate would get, in percent. */
+  /** For rollout moves: the share the candidate would get, in basis points (1 to 10,000; 1000 = 10 %). */
+  readonly percentBp?: number;
+  /** @deprecated read `percentBp`; the same share in percent (`percentBp / 100`), still sent for one release. */
   readonly percent?: number;
   /** Who asks for the move. */
   readonly actor: string;

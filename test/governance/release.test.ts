@@ -197,6 +197,21 @@ describe('rollouts', () => {
     action: 'rollout-start', promptId: 'greeting', label: 'production', version: 2, percent: 10, ...extra,
   }) as any;
 
+  test('the gate\'s event carries a rollout\'s share in basis points, and the deprecated percent beside it', async () => {
+    // GIVEN
+    await syncVersions(table, 'greeting', ['A', 'B']);
+    await fx.engine.setLabel(setLabel('production', 1), PIPELINE);
+    // WHEN
+    await fx.engine.startRollout(parseReleaseRequest({
+      action: 'rollout-start', promptId: 'greeting', label: 'production', version: 2, percentBp: 250,
+    }) as any, PIPELINE);
+    // THEN: a label move has no share; the rollout's is 250 bp (2.5 %)
+    expect(fx.aws.gateCalls.map((c) => [c.action, c.percentBp, c.percent])).toEqual([
+      ['label', undefined, undefined],
+      ['rollout-start', 250, 2.5],
+    ]);
+  });
+
   test('a controller pass with no rollout costs one registry Query and nothing else', async () => {
     // GIVEN
     await syncVersions(table, 'greeting', ['A']);
