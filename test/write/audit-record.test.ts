@@ -1,9 +1,17 @@
-import { auditItem, auditRecordOf } from '../../src/write/audit-record';
 import type { AuditRecord } from '../../src/schema/release-api';
+import { auditItem, auditRecordOf } from '../../src/write/audit-record';
 
 const move: AuditRecord = {
-  promptId: 'greeting', action: 'rollout-step', target: 'production', fromVersion: 1, toVersion: 2,
-  actor: 'arn:aws:iam::123456789012:role/pipeline', reason: 'ticket 42', at: '2026-12-01T18:00:00.000Z', rolloutId: 'r1', percentBp: 250,
+  promptId: 'greeting',
+  action: 'rollout-step',
+  target: 'production',
+  fromVersion: 1,
+  toVersion: 2,
+  actor: 'arn:aws:iam::123456789012:role/pipeline',
+  reason: 'ticket 42',
+  at: '2026-12-01T18:00:00.000Z',
+  rolloutId: 'r1',
+  percentBp: 250,
 };
 
 test('the record a writer puts reads back as the same record, with the share in percent and its expiry derived', () => {
