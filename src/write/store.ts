@@ -1,8 +1,8 @@
 /**
  * The serving table's write side: pointer reads, guarded version writes and deletion marks; the catalog's
- * upkeep is in ./catalog.ts (`store.catalog`).
- * Every write that moves a pointer is conditioned on the pointer still holding what the caller read, so a
- * stale writer gets `'conflict'` (and re-reads) instead of overwriting something newer.
+ * upkeep is in ./catalog.ts (`store.catalog`), the labels' `source_deleted_at` flag in ./label-flags.ts.
+ * Every write that moves a pointer is conditioned on the pointer still holding what the caller read
+ * (./pointer-guard.ts), so a stale writer gets `'conflict'` (and re-reads) instead of overwriting something newer.
  */
 import {
   BatchGetItemCommand,
@@ -10,6 +10,7 @@ import {
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
+  PutItemCommandInput,
   QueryCommand,
   QueryCommandOutput,
   ScanCommand,
@@ -21,8 +22,6 @@ import {
   Attr,
   CATALOG_ID,
   CURRENT,
-  LABEL_SORT_KEY_PREFIX,
-  LabelAttr,
   MAX_VERSION_NUMBER,
   PARTITION_KEY,
   SORT_KEY,
@@ -33,7 +32,9 @@ import {
 } from '../schema';
 import { ServingCatalog } from './catalog';
 import { CONFLICT_BACKOFF, isConflict, pointerKey, sendGuarded, WriteOutcome } from './guarded-write';
+import { LabelFlags } from './label-flags';
 import { backoffDelay, sleep } from './pacer';
+import { nextRevision, pointerGuard, withNextRevision } from './pointer-guard';
 import { PointerState, toPointerState } from './pointer-state';
 import { Item, fromItem } from '../schema/ddb-codec';
 
@@ -46,10 +47,6 @@ const BATCH_GET_MAX_KEYS = 100;
 const BATCH_GET_MAX_ATTEMPTS = 8;
 /** Pages of version keys read at most when looking for a free version number below a hand-made 999999. */
 const GAP_SEARCH_MAX_PAGES = 10;
-/** Query pages read for one prompt's labels (each page is at most 1 MB of label items, read before projection). */
-const MAX_LABEL_PAGES = 1_000;
-/** Times one label's `source_deleted_at` is re-read and written after losing to a concurrent label write. */
-const MAX_LABEL_FLAG_ATTEMPTS = 5;
 
 /** A version write can also find its version item already there (the pointer's numbers were behind). */
 export type VersionWriteOutcome = WriteOutcome | 'version-exists';
@@ -66,9 +63,11 @@ const PROJECTION = {
 export class ServingTableStore {
   /** The table's `#catalog` item. */
   readonly catalog: ServingCatalog;
+  private readonly labelFlags: LabelFlags;
 
   constructor(private readonly client: DynamoDBClient, readonly tableName: string) {
     this.catalog = new ServingCatalog(client, tableName, () => this.scanActiveIds());
+    this.labelFlags = new LabelFlags(client, tableName);
   }
 
   /** One pointer's state, read strongly consistently (used before retrying a conflicting write). */
@@ -108,31 +107,10 @@ export class ServingTableStore {
    * the version item must not exist, and the pointer must still be as `expected` (or absent) and not have
    * been written by a sync that read the source after `readAt`.
    */
-  async writeVersion(
+  writeVersion(
     versionItem: Item, pointerItem: Item, expected: PointerState | undefined, readAt: string, extra: readonly TransactWriteItem[] = [],
   ): Promise<VersionWriteOutcome> {
-    try {
-      await this.client.send(new TransactWriteItemsCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: this.tableName,
-              Item: versionItem,
-              ConditionExpression: 'attribute_not_exists(#pk)',
-              ExpressionAttributeNames: { '#pk': PARTITION_KEY },
-            },
-          },
-          { Put: { TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected, readAt) } },
-          ...extra,
-        ],
-      }));
-      return 'written';
-    } catch (err) {
-      const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-      if (reasons?.[0]?.Code === 'ConditionalCheckFailed' && reasons[1]?.Code !== 'ConditionalCheckFailed') return 'version-exists';
-      if (isConflict(err)) return 'conflict';
-      throw err;
-    }
+    return this.transact([this.pointerWrite(pointerItem, expected, readAt), ...extra], versionItem);
   }
 
   /**
@@ -190,34 +168,21 @@ export class ServingTableStore {
    * The guarded `Put` of {@link putPointer} as a transaction member, so a caller can write the pointer together
    * with other items (the release path writes its audit record in the same transaction).
    */
-  pointerPut(pointerItem: Item, expected: PointerState): { Put: { TableName: string; Item: Item } & ReturnType<typeof pointerGuard> } {
-    return { Put: { TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected) } };
+  pointerPut(pointerItem: Item, expected: PointerState): TransactWriteItem {
+    return this.pointerWrite(pointerItem, expected);
   }
 
   /** Replaces the pointer (e.g. to activate an older version) if it is still as `expected`. */
   async putPointer(pointerItem: Item, expected: PointerState): Promise<WriteOutcome> {
-    return sendGuarded(this.client, new PutItemCommand({
-      TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected),
-    }));
+    return sendGuarded(this.client, new PutItemCommand(this.pointerWrite(pointerItem, expected).Put));
   }
 
   /**
    * Points `CURRENT` at a copy of an existing version (`pointerItem`), guarded like {@link writeVersion}, in one
    * transaction with `extra` (the audit record): a sync taking a version the activation gate denied before.
    */
-  async writePointer(pointerItem: Item, expected: PointerState, readAt: string, extra: readonly TransactWriteItem[] = []): Promise<WriteOutcome> {
-    try {
-      await this.client.send(new TransactWriteItemsCommand({
-        TransactItems: [
-          { Put: { TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected, readAt) } },
-          ...extra,
-        ],
-      }));
-      return 'written';
-    } catch (err) {
-      if (isConflict(err)) return 'conflict';
-      throw err;
-    }
+  writePointer(pointerItem: Item, expected: PointerState, readAt: string, extra: readonly TransactWriteItem[] = []): Promise<WriteOutcome> {
+    return this.transact([this.pointerWrite(pointerItem, expected, readAt), ...extra]);
   }
 
   /**
@@ -225,143 +190,62 @@ export class ServingTableStore {
    * `latest_version_number` (so the next version gets the next number) with its revision, guarded like
    * {@link writeVersion}; `CURRENT` keeps serving what it served. `extra`: the `gate-deny` audit record.
    */
-  async writeDeniedVersion(
+  writeDeniedVersion(
     versionItem: Item, expected: PointerState, readAt: string, versionNumber: number, extra: readonly TransactWriteItem[],
   ): Promise<VersionWriteOutcome> {
     const guard = pointerGuard(expected, readAt);
+    const numberOnly: TransactWriteItem = {
+      Update: {
+        TableName: this.tableName,
+        Key: pointerKey(expected.id),
+        UpdateExpression: 'SET #lvnNew = :lvnNew, #rev = :nextRev',
+        ConditionExpression: guard.ConditionExpression,
+        ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, '#lvnNew': Attr.latestVersionNumber, '#rev': Attr.revision },
+        ExpressionAttributeValues: { ...guard.ExpressionAttributeValues, ':lvnNew': { N: String(versionNumber) }, ':nextRev': nextRevision(expected) },
+      },
+    };
+    return this.transact([numberOnly, ...extra], versionItem);
+  }
+
+  /** The pointer's guarded `Put` (with `readAt`: a sync's, also not written since by a sync that read the source later). */
+  private pointerWrite(pointerItem: Item, expected: PointerState | undefined, readAt?: string): { Put: PutItemCommandInput } {
+    return { Put: { TableName: this.tableName, Item: withNextRevision(pointerItem, expected), ...pointerGuard(expected, readAt) } };
+  }
+
+  /**
+   * The one transaction of the store: `members` (a guarded pointer write first, then e.g. the audit record), after
+   * `newVersion`'s item when given (conditioned on its absence). `'conflict'` when a condition failed or a
+   * concurrent transaction won; `'version-exists'` when only the new version item's condition failed (the
+   * pointer's numbers were behind the history).
+   */
+  private transact(members: readonly TransactWriteItem[]): Promise<WriteOutcome>;
+  private transact(members: readonly TransactWriteItem[], newVersion: Item): Promise<VersionWriteOutcome>;
+  private async transact(members: readonly TransactWriteItem[], newVersion?: Item): Promise<VersionWriteOutcome> {
+    const versionPut: TransactWriteItem[] = newVersion === undefined ? [] : [{
+      Put: { TableName: this.tableName, Item: newVersion, ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } },
+    }];
     try {
-      await this.client.send(new TransactWriteItemsCommand({
-        TransactItems: [
-          { Put: { TableName: this.tableName, Item: versionItem, ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } } },
-          {
-            Update: {
-              TableName: this.tableName,
-              Key: pointerKey(expected.id),
-              UpdateExpression: 'SET #lvnNew = :lvnNew, #rev = :nextRev',
-              ConditionExpression: guard.ConditionExpression,
-              ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, '#lvnNew': Attr.latestVersionNumber, '#rev': Attr.revision },
-              ExpressionAttributeValues: { ...guard.ExpressionAttributeValues, ':lvnNew': { N: String(versionNumber) }, ':nextRev': nextRevision(expected) },
-            },
-          },
-          ...extra,
-        ],
-      }));
+      await this.client.send(new TransactWriteItemsCommand({ TransactItems: [...versionPut, ...members] }));
       return 'written';
     } catch (err) {
       const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-      if (reasons?.[0]?.Code === 'ConditionalCheckFailed' && reasons[1]?.Code !== 'ConditionalCheckFailed') return 'version-exists';
+      if (newVersion !== undefined && reasons?.[0]?.Code === 'ConditionalCheckFailed' && reasons[1]?.Code !== 'ConditionalCheckFailed') return 'version-exists';
       if (isConflict(err)) return 'conflict';
       throw err;
     }
   }
 
   /**
-   * Sets (`at`) or removes (`undefined`) `source_deleted_at` on every label item of the prompt, bumping each
-   * label's `revision` so the stream writes it through; each update is guarded on the revision read. A label
-   * written meanwhile (a move, a rollout's step or abort, which copy the flag as they read it) is read again and
-   * brought in line, up to {@link MAX_LABEL_FLAG_ATTEMPTS} times; a label still racing then fails the call (the
-   * next full sync reconciles it: {@link labelFlagDrift}). Returns how many labels were updated.
+   * Sets (`at`) or removes (`undefined`) `source_deleted_at` on every label item of the prompt (./label-flags.ts).
+   * Returns how many labels were updated.
    */
-  async markLabelsSourceDeleted(id: string, at: string | undefined): Promise<number> {
-    // Every page: a Query returns at most 1 MB, and a label item may be up to 400 KB (3 labels can fill a page).
-    const labels: Item[] = [];
-    let startKey: Item | undefined;
-    for (let page = 0; page < MAX_LABEL_PAGES; page++) {
-      const out = await this.client.send(new QueryCommand({
-        TableName: this.tableName,
-        ConsistentRead: true,
-        KeyConditionExpression: '#pk = :id AND begins_with(#sk, :label)',
-        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#rev': Attr.revision, '#sda': LabelAttr.sourceDeletedAt },
-        ExpressionAttributeValues: { ':id': { S: id }, ':label': { S: LABEL_SORT_KEY_PREFIX } },
-        ProjectionExpression: '#pk, #sk, #rev, #sda',
-        ExclusiveStartKey: startKey,
-      }));
-      labels.push(...(out.Items ?? []));
-      startKey = out.LastEvaluatedKey;
-      if (!startKey) break;
-    }
-    if (startKey) throw new Error(`the labels of prompt '${id}' span more than ${MAX_LABEL_PAGES} Query pages; source_deleted_at was not brought in line on all of them`);
-    let updated = 0;
-    for (const listed of labels) {
-      const outcome = await this.flagLabel(listed, at);
-      if (outcome === 'written') updated++;
-    }
-    return updated;
+  markLabelsSourceDeleted(id: string, at: string | undefined): Promise<number> {
+    return this.labelFlags.markSourceDeleted(id, at);
   }
 
-  /** One label's `source_deleted_at` brought in line with `at`, re-read after each lost race. */
-  private async flagLabel(listed: Item, at: string | undefined): Promise<'written' | 'in-line'> {
-    let label: Item | undefined = listed;
-    for (let attempt = 0; attempt < MAX_LABEL_FLAG_ATTEMPTS; attempt++) {
-      if (attempt > 0) {
-        const read = await this.client.send(new GetItemCommand({
-          TableName: this.tableName,
-          Key: { [PARTITION_KEY]: listed[PARTITION_KEY], [SORT_KEY]: listed[SORT_KEY] },
-          ConsistentRead: true,
-          ProjectionExpression: '#pk, #sk, #rev, #sda',
-          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#rev': Attr.revision, '#sda': LabelAttr.sourceDeletedAt },
-        }));
-        label = read.Item;
-        if (label === undefined) return 'in-line'; // deleted meanwhile
-      }
-      const has = label[LabelAttr.sourceDeletedAt] !== undefined;
-      if ((at !== undefined) === has) return 'in-line';
-      const rev = label[Attr.revision];
-      const next = { N: String((rev?.N !== undefined && Number.isSafeInteger(Number(rev.N)) ? Number(rev.N) : 0) + 1) };
-      const outcome = await sendGuarded(this.client, new UpdateItemCommand({
-        TableName: this.tableName,
-        Key: { [PARTITION_KEY]: label[PARTITION_KEY], [SORT_KEY]: label[SORT_KEY] },
-        UpdateExpression: at !== undefined ? 'SET #sda = :at, #rev = :next' : 'REMOVE #sda SET #rev = :next',
-        ConditionExpression: rev === undefined ? 'attribute_exists(#pk) AND attribute_not_exists(#rev)' : '#rev = :rev',
-        ExpressionAttributeNames: { '#sda': LabelAttr.sourceDeletedAt, '#rev': Attr.revision, ...(rev === undefined ? { '#pk': PARTITION_KEY } : {}) },
-        ExpressionAttributeValues: { ':next': next, ...(at !== undefined ? { ':at': { S: at } } : {}), ...(rev !== undefined ? { ':rev': rev } : {}) },
-      }));
-      if (outcome === 'written') return 'written';
-    }
-    throw new Error(`label ${listed[SORT_KEY]?.S} of prompt '${listed[PARTITION_KEY]?.S}' kept changing while source_deleted_at was being brought in line (${MAX_LABEL_FLAG_ATTEMPTS} attempts)`);
-  }
-
-  /**
-   * Prompts whose labels disagree with their pointer about `source_deleted_at`: `deleted` (a DELETED pointer with a
-   * label lacking it) and `active` (an ACTIVE pointer with a label holding it). One paged Scan of the pointer and
-   * label rows (keys, status and the flag only), run by a governed full sync, so a flag left out of line by a
-   * sync cut short or a lost race is brought back by the next full sync.
-   */
-  async labelFlagDrift(): Promise<{ deleted: string[]; active: string[] }> {
-    const status = new Map<string, unknown>();
-    const flags = new Map<string, { with: boolean; without: boolean }>();
-    let startKey: Item | undefined;
-    do {
-      const out = await this.client.send(new ScanCommand({
-        TableName: this.tableName,
-        ConsistentRead: true,
-        ProjectionExpression: '#pk, #sk, #status, #sda',
-        FilterExpression: '#sk = :current OR begins_with(#sk, :label)',
-        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#status': Attr.status, '#sda': LabelAttr.sourceDeletedAt },
-        ExpressionAttributeValues: { ':current': { S: CURRENT }, ':label': { S: LABEL_SORT_KEY_PREFIX } },
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of out.Items ?? []) {
-        const id = item[PARTITION_KEY]?.S;
-        if (id === undefined || id.startsWith('#')) continue;
-        if (item[SORT_KEY]?.S === CURRENT) {
-          status.set(id, item[Attr.status]?.S);
-        } else if (item[Attr.status]?.S !== STATUS_DELETED) {
-          const f = flags.get(id) ?? { with: false, without: false };
-          if (item[LabelAttr.sourceDeletedAt] !== undefined) f.with = true;
-          else f.without = true;
-          flags.set(id, f);
-        }
-      }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    const deleted: string[] = [];
-    const active: string[] = [];
-    for (const [id, f] of flags) {
-      if (status.get(id) === STATUS_DELETED && f.without) deleted.push(id);
-      else if (status.get(id) === STATUS_ACTIVE && f.with) active.push(id);
-    }
-    return { deleted, active };
+  /** Prompts whose labels disagree with their pointer about `source_deleted_at` (./label-flags.ts). */
+  labelFlagDrift(): Promise<{ deleted: string[]; active: string[] }> {
+    return this.labelFlags.drift();
   }
 
   /** Records what the source held at `readAt` without touching served content (no new version). */
@@ -407,13 +291,7 @@ export class ServingTableStore {
       },
     };
     if (extra.length === 0) return sendGuarded(this.client, new UpdateItemCommand(update));
-    try {
-      await this.client.send(new TransactWriteItemsCommand({ TransactItems: [{ Update: update }, ...extra] }));
-      return 'written';
-    } catch (err) {
-      if (isConflict(err)) return 'conflict';
-      throw err;
-    }
+    return this.transact([{ Update: update }, ...extra]);
   }
 
   /** Ids of every ACTIVE pointer: a strongly consistent Scan (only run when catalog membership changes). */
@@ -458,57 +336,4 @@ export class ServingTableStore {
     return out.Item ? { state: toPointerState(out.Item), item: fromItem(out.Item) } : undefined;
   }
 
-}
-
-/**
- * Condition: the pointer is absent (`expected` undefined) or still holds the numbers and status read; with
- * `readAt`, also not written since by a sync that read the source later (`source_read_at` ≤ `readAt`).
- */
-function pointerGuard(expected: PointerState | undefined, readAt?: string) {
-  const names: Record<string, string> = { '#pk': PARTITION_KEY };
-  const values: Item = {};
-  let condition = 'attribute_not_exists(#pk)';
-  if (expected) {
-    delete names['#pk'];
-    // The raw values read, whatever their type: a hand-broken attribute must not look like a lost race.
-    const g = expected.guard;
-    const parts = ([
-      ['vn', Attr.versionNumber, g.versionNumber],
-      ['lvn', Attr.latestVersionNumber, g.latestVersionNumber],
-      ['status', Attr.status, g.status],
-      ['rev', Attr.revision, g.revision],
-    ] as const).map(([key, attr, value]) => {
-      names[`#${key}`] = attr;
-      if (value === undefined) return `attribute_not_exists(#${key})`;
-      values[`:${key}`] = value;
-      return `#${key} = :${key}`;
-    });
-    condition = parts.join(' AND ');
-    if (readAt !== undefined && expected.sourceReadAt === undefined && g.sourceReadAt !== undefined) {
-      // A broken `source_read_at` (wrong type, in the future) is replaced, not compared with.
-      condition += ' AND #readAt = :oldReadAt';
-      names['#readAt'] = Attr.sourceReadAt;
-      values[':oldReadAt'] = g.sourceReadAt;
-      readAt = undefined;
-    }
-  }
-  if (readAt !== undefined) {
-    condition = `(${condition}) AND (attribute_not_exists(#readAt) OR #readAt <= :readAt)`;
-    names['#readAt'] = Attr.sourceReadAt;
-    values[':readAt'] = { S: readAt };
-  }
-  return {
-    ConditionExpression: condition,
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: Object.keys(values).length > 0 ? values : undefined,
-  };
-}
-
-/** The `revision` a write replacing `expected` carries: its + 1 (1 for a new pointer). The guard checks `expected`'s. */
-function nextRevision(expected: PointerState | undefined): { N: string } {
-  return { N: String((expected?.revision ?? 0) + 1) };
-}
-
-function withNextRevision(pointerItem: Item, expected: PointerState | undefined): Item {
-  return { ...pointerItem, [Attr.revision]: nextRevision(expected) };
 }
