@@ -23,7 +23,7 @@
  * deletes items).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { DynamoDBClient, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, PutItemCommand, PutItemCommandInput, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { Attr, CLAIMS_ID, PARTITION_KEY, SORT_KEY } from '../schema';
 import { sleep } from './pacer';
 import { MAX_CLOCK_SKEW_MS } from './pointer-state';
@@ -153,51 +153,49 @@ export class SyncClaims {
   }
 
   /** One conditional PutItem; the new claim's token, or `undefined` when a claim covering the change holds. */
-  private async tryClaim(id: string, changedAtMs: number): Promise<string | undefined> {
+  private tryClaim(id: string, changedAtMs: number): Promise<string | undefined> {
     const now = this.now();
-    const token = randomUUID();
-    try {
-      await this.options.dynamoDBClient.send(new PutItemCommand({
-        TableName: this.options.tableName,
-        Item: {
-          ...claimItemKey(id),
-          [Attr.promptId + '_claimed']: { S: id },
-          [Attr.claimedAt]: { N: String(now) },
-          [Attr.claimExpiresAt]: { N: String(Math.ceil((now + this.options.leaseMs) / 1000)) },
-          [Attr.claimToken]: { S: token },
-        },
-        ConditionExpression: [
-          'attribute_not_exists(#pk)',
-          // Corrupt: not numbers, stamped by a clock ahead beyond the skew limit, a lease no sync takes.
-          'NOT attribute_type(#at, :number)', 'NOT attribute_type(#exp, :number)', '#at > :latestClaim', '#exp > :latestExpiry',
-          // Taken too early to have seen this change.
-          '#at <= :coveredBefore',
-          // An outcome this code never writes (another type, another word): corrupt too.
-          '(attribute_exists(#outcome) AND NOT (#outcome IN (:done, :failed)))',
-          // Its sync failed, or died without a release (lapsed).
-          '#outcome = :failed', '(attribute_not_exists(#outcome) AND #exp < :nowSeconds)',
-        ].join(' OR '),
-        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#exp': Attr.claimExpiresAt, '#at': Attr.claimedAt, '#outcome': Attr.claimOutcome },
-        ExpressionAttributeValues: {
-          ':number': { S: 'N' },
-          ':nowSeconds': { N: String(Math.floor(now / 1000)) },
-          ':latestClaim': { N: String(now + CLAIM_CLOCK_SKEW_MS) },
-          ':latestExpiry': { N: String(Math.ceil((now + MAX_CLAIM_LEASE_MS + CLAIM_CLOCK_SKEW_MS) / 1000)) },
-          ':coveredBefore': { N: String(Math.floor(changedAtMs + CLAIM_CLOCK_MARGIN_MS)) },
-          ':failed': { S: 'failed' },
-          ':done': { S: 'done' },
-        },
-      }));
-      return token;
-    } catch (err) {
-      if ((err as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
-      throw err;
-    }
+    return this.putClaim(id, {
+      ConditionExpression: [
+        'attribute_not_exists(#pk)',
+        // Corrupt: not numbers, stamped by a clock ahead beyond the skew limit, a lease no sync takes.
+        'NOT attribute_type(#at, :number)', 'NOT attribute_type(#exp, :number)', '#at > :latestClaim', '#exp > :latestExpiry',
+        // Taken too early to have seen this change.
+        '#at <= :coveredBefore',
+        // An outcome this code never writes (another type, another word): corrupt too.
+        '(attribute_exists(#outcome) AND NOT (#outcome IN (:done, :failed)))',
+        // Its sync failed, or died without a release (lapsed).
+        '#outcome = :failed', '(attribute_not_exists(#outcome) AND #exp < :nowSeconds)',
+      ].join(' OR '),
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#exp': Attr.claimExpiresAt, '#at': Attr.claimedAt, '#outcome': Attr.claimOutcome },
+      ExpressionAttributeValues: {
+        ':number': { S: 'N' },
+        ':nowSeconds': { N: String(Math.floor(now / 1000)) },
+        ':latestClaim': { N: String(now + CLAIM_CLOCK_SKEW_MS) },
+        ':latestExpiry': { N: String(Math.ceil((now + MAX_CLAIM_LEASE_MS + CLAIM_CLOCK_SKEW_MS) / 1000)) },
+        ':coveredBefore': { N: String(Math.floor(changedAtMs + CLAIM_CLOCK_MARGIN_MS)) },
+        ':failed': { S: 'failed' },
+        ':done': { S: 'done' },
+      },
+    }, now);
   }
 
   /** Takes over the claim held under `heldToken` (still held by it, unreleased); the new token, or `undefined`. */
-  private async takeOver(id: string, heldToken: string): Promise<string | undefined> {
-    const now = this.now();
+  private takeOver(id: string, heldToken: string): Promise<string | undefined> {
+    return this.putClaim(id, {
+      ConditionExpression: '#token = :held AND attribute_not_exists(#outcome)',
+      ExpressionAttributeNames: { '#token': Attr.claimToken, '#outcome': Attr.claimOutcome },
+      ExpressionAttributeValues: { ':held': { S: heldToken } },
+    });
+  }
+
+  /**
+   * The one claim write: a new claim item (a fresh token, taken at `now`, lapsing after the lease) put under
+   * `condition`; its token, or `undefined` when the condition failed (another sync's claim holds).
+   */
+  private async putClaim(
+    id: string, condition: Pick<PutItemCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>, now = this.now(),
+  ): Promise<string | undefined> {
     const token = randomUUID();
     try {
       await this.options.dynamoDBClient.send(new PutItemCommand({
@@ -209,9 +207,7 @@ export class SyncClaims {
           [Attr.claimExpiresAt]: { N: String(Math.ceil((now + this.options.leaseMs) / 1000)) },
           [Attr.claimToken]: { S: token },
         },
-        ConditionExpression: '#token = :held AND attribute_not_exists(#outcome)',
-        ExpressionAttributeNames: { '#token': Attr.claimToken, '#outcome': Attr.claimOutcome },
-        ExpressionAttributeValues: { ':held': { S: heldToken } },
+        ...condition,
       }));
       return token;
     } catch (err) {
