@@ -1,21 +1,19 @@
 /**
  * The release engine: every move of a label, of a rollout, and every activation of `CURRENT` made through the
- * release path. Each move reads what it replaces (strongly consistent), asks the activation gate, and writes in
- * one transaction the guarded pointer (conditioned on the pointer still being what was read), the rollout registry
- * entry when a rollout starts or ends, and the audit record (never overwritten). A lost race re-reads and decides
- * again, up to {@link MAX_RELEASE_ATTEMPTS} times; nothing is ever overwritten. After the write, one EventBridge
- * event per audit record.
+ * release path. Each move reads what it replaces (strongly consistent; ./release-reads.ts), asks the activation
+ * gate, and writes in one transaction the guarded pointer (conditioned on the pointer still being what was read),
+ * the rollout registry entry when a rollout starts or ends, and the audit record (never overwritten). A lost race
+ * re-reads and decides again, up to {@link MAX_RELEASE_ATTEMPTS} times; nothing is ever overwritten. After the
+ * write, one EventBridge event per audit record. This file holds the moves: what each reads and decides; how a
+ * decision is gated, written, retried, audited and answered is ./move-runner.ts.
  *
  * Who may ask is decided before (principal.ts, by the release function): the engine takes the actor as given.
  */
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { committedAnswer, clientTokenPut, Idempotency } from './client-token';
-import { EVENTS_LIMIT_MS, WRITE_RESERVE_MS, currentDeadline, isDeadlineError, runWithin } from './deadline';
 import {
   ReleaseError,
   ReleaseErrorCode,
-  deadlineExceeded,
   labelNotFound,
   promptDeleted,
   promptNotFound,
@@ -23,6 +21,8 @@ import {
   rolloutNotFound,
   versionNotFound,
 } from './errors';
+import { MoveRunner } from './move-runner';
+import { ReleaseReads } from './release-reads';
 import type {
   AbortRolloutRequest,
   ActivateRequest,
@@ -39,17 +39,12 @@ import {
   LabelAttr,
   ROLLOUT_SCALE,
   STATUS_DELETED,
-  checksum,
-  contentOf,
-  versionKey,
 } from '../schema';
 import { Item, fromItem } from '../schema/ddb-codec';
-import type { AuditEventDelivery, AuditRecord, ReleaseAnswer } from '../schema/release-api';
+import type { ReleaseAnswer } from '../schema/release-api';
 import { activatedPointerItem } from '../write/activation';
-import { AuditEvents } from '../write/audit';
-import { auditItem, auditPut } from '../write/audit-record';
-import { ActivationGate, GateCandidate } from '../write/gate';
-import { isConflict } from '../write/guarded-write';
+import type { AuditEvents } from '../write/audit';
+import type { ActivationGate } from '../write/gate';
 import {
   Rollout,
   RegistryEntry,
@@ -59,11 +54,9 @@ import {
   registryItem,
 } from '../write/label-item';
 import { LabelWrites } from '../write/label-writes';
-import { backoffDelay, sleep } from '../write/pacer';
 import { ServingTableStore } from '../write/store';
 
-/** Guarded writes one move tries (re-reading before each retry) before it answers `Conflict`. */
-export const MAX_RELEASE_ATTEMPTS = 3;
+export { MAX_RELEASE_ATTEMPTS } from './move-runner';
 
 export interface ReleaseEngineOptions {
   readonly dynamoDBClient: DynamoDBClient;
@@ -90,20 +83,13 @@ export interface ControllerMoveOptions {
   readonly scheduled?: boolean;
 }
 
-type Read = Record<string, unknown> | undefined;
-
-interface Plan {
-  /** The members of the transaction besides the audit record. */
-  readonly writes: TransactWriteItem[];
-  readonly audit: AuditRecord;
-  readonly result: MoveResult;
-}
-
 export class ReleaseEngine {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
   private readonly store: ServingTableStore;
   private readonly writes: LabelWrites;
+  private readonly runner: MoveRunner;
+  private readonly reads: ReleaseReads;
   private readonly now: () => number;
 
   constructor(private readonly options: ReleaseEngineOptions) {
@@ -112,19 +98,29 @@ export class ReleaseEngine {
     this.store = new ServingTableStore(this.client, this.tableName);
     this.writes = new LabelWrites(this.client, this.tableName);
     this.now = options.now ?? Date.now;
+    this.reads = new ReleaseReads(this.store, this.writes);
+    this.runner = new MoveRunner({
+      dynamoDBClient: this.client,
+      tableName: this.tableName,
+      writes: this.writes,
+      gate: options.gate,
+      events: options.events,
+      auditRetentionSeconds: options.auditRetentionSeconds,
+      now: this.now,
+    });
   }
 
   /** Makes version `version` what `CURRENT` serves (a rollback or roll forward), gated and audited. */
   activate(req: ActivateRequest, actor: string): Promise<MoveResult> {
-    return this.attempt(req, actor, async () => {
-      const [pointer, version] = await Promise.all([this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version)]);
+    return this.runner.run(req, actor, async () => {
+      const [pointer, version] = await Promise.all([this.store.getPointerItem(req.promptId), this.reads.version(req.promptId, req.version)]);
       if (!pointer) throw promptNotFound(req.promptId);
       if (pointer.state.status === STATUS_DELETED) throw promptDeleted(req.promptId);
       if (!version) throw versionNotFound(req.promptId, req.version);
       const at = this.isoNow();
       const base = { promptId: req.promptId, target: CURRENT, action: 'activate' as const, fromVersion: pointer.state.versionNumber, toVersion: req.version, at };
       if (pointer.state.versionNumber === req.version) return { ...base, changed: false };
-      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
+      await this.runner.gateOrDeny({ ...base, actor, reason: req.reason }, version);
       const item = activatedPointerItem(req.promptId, version, pointer, { at, by: actor });
       return {
         writes: [this.store.pointerPut(item, pointer.state)],
@@ -136,9 +132,9 @@ export class ReleaseEngine {
 
   /** Points `label` at version `version` (creating the label), gated and audited. Refused while a rollout runs. */
   setLabel(req: SetLabelRequest, actor: string): Promise<MoveResult> {
-    return this.attempt(req, actor, async () => {
+    return this.runner.run(req, actor, async () => {
       const [pointer, version, labelRead] = await Promise.all([
-        this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.writes.getLabel(req.promptId, req.label),
+        this.store.getPointerItem(req.promptId), this.reads.version(req.promptId, req.version), this.writes.getLabel(req.promptId, req.label),
       ]);
       if (!pointer) throw promptNotFound(req.promptId);
       if (pointer.state.status === STATUS_DELETED) throw promptDeleted(req.promptId);
@@ -151,7 +147,7 @@ export class ReleaseEngine {
       if (label && fromVersion === req.version && label[Attr.checksum] === version[Attr.checksum] && label[LabelAttr.sourceDeletedAt] === undefined) {
         return { ...base, changed: false };
       }
-      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
+      await this.runner.gateOrDeny({ ...base, actor, reason: req.reason }, version);
       const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
       return {
         writes: [this.writes.guardedLabelPut(item, labelRead), this.writes.servedCheck(req.promptId)],
@@ -168,9 +164,9 @@ export class ReleaseEngine {
       const known = this.options.allowedAlarms.length > 0 ? this.options.allowedAlarms.join(', ') : 'none: the construct was given no `rolloutAlarms`';
       throw new ReleaseError(ReleaseErrorCode.badRequest, `unknown alarm${unknown.length > 1 ? 's' : ''} ${unknown.map((a) => `'${a}'`).join(', ')}: a rollout may name only the alarms the construct watches (${known})`);
     }
-    return this.attempt(req, actor, async () => {
+    return this.runner.run(req, actor, async () => {
       const [pointer, version, labelRead] = await Promise.all([
-        this.store.getPointerItem(req.promptId), this.getVersion(req.promptId, req.version), this.writes.getLabel(req.promptId, req.label),
+        this.store.getPointerItem(req.promptId), this.reads.version(req.promptId, req.version), this.writes.getLabel(req.promptId, req.label),
       ]);
       if (!pointer) throw promptNotFound(req.promptId);
       if (pointer.state.status === STATUS_DELETED) throw promptDeleted(req.promptId);
@@ -205,7 +201,7 @@ export class ReleaseEngine {
         rolloutId: rollout.rolloutId,
         percentBp: rollout.percentBp,
       };
-      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version);
+      await this.runner.gateOrDeny({ ...base, actor, reason: req.reason }, version);
       return {
         writes: this.rolloutWrites(req, labelRead, rollout, { at, by: actor }),
         audit: { ...base, actor, reason: req.reason },
@@ -222,9 +218,9 @@ export class ReleaseEngine {
     // "The next step" is resolved once, on the first read: a retry after losing a race to another move never plans
     // a second step from where the winner left the rollout.
     let intended: number | undefined;
-    return this.attempt(req, actor, async () => {
-      const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
-      await this.requireServed(req.promptId);
+    return this.runner.run(req, actor, async () => {
+      const { labelRead, rollout } = await this.reads.readRollout(req.promptId, req.label, options.rolloutId);
+      await this.reads.requireServed(req.promptId);
       let percentBp: number;
       let stepsBp: readonly number[];
       if (req.percentBp !== undefined) {
@@ -245,11 +241,11 @@ export class ReleaseEngine {
         percentBp = next;
         stepsBp = rollout.stepsBp.filter((s) => s > next);
       }
-      const version = await this.candidateOf(req.promptId, req.label, rollout);
+      const version = await this.reads.candidateOf(req.promptId, req.label, rollout);
       const { at, base, postpone } = this.rolloutMove(req, labelRead, rollout, 'rollout-step', percentBp, options);
       const scheduled = rollout.stepIntervalSeconds !== undefined && (stepsBp.length > 0 || percentBp === ROLLOUT_SCALE);
       const nextStepAt = scheduled ? this.isoIn(rollout.stepIntervalSeconds!) : undefined;
-      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
+      await this.runner.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
       const next: Rollout = { ...rollout, percentBp, stepsBp, nextStepAt };
       return {
         writes: this.rolloutWrites(req, labelRead, next, { at, by: actor }),
@@ -261,12 +257,12 @@ export class ReleaseEngine {
 
   /** Makes the candidate what the label serves (content and identity) and ends the rollout. */
   promoteRollout(req: PromoteRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
-    return this.attempt(req, actor, async () => {
-      const { labelRead, rollout } = await this.readRollout(req.promptId, req.label, options.rolloutId);
-      await this.requireServed(req.promptId);
-      const version = await this.candidateOf(req.promptId, req.label, rollout);
+    return this.runner.run(req, actor, async () => {
+      const { labelRead, rollout } = await this.reads.readRollout(req.promptId, req.label, options.rolloutId);
+      await this.reads.requireServed(req.promptId);
+      const version = await this.reads.candidateOf(req.promptId, req.label, rollout);
       const { at, base, postpone } = this.rolloutMove(req, labelRead, rollout, 'rollout-promote', ROLLOUT_SCALE, options);
-      await this.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
+      await this.runner.gateOrDeny({ ...base, actor, reason: req.reason }, version, postpone && { labelRead, rollout: postpone, label: req.label });
       const item = labelItemFromVersion(req.promptId, req.label, version, { at, by: actor }, nextRevisionOf(labelRead));
       return {
         writes: [
@@ -287,7 +283,7 @@ export class ReleaseEngine {
     const item = labelItemWithRollout(labelRead, rollout, stamp, nextRevisionOf(labelRead));
     return [
       this.writes.guardedLabelPut(item, labelRead),
-      { Put: { TableName: this.tableName, Item: registryItem(req.promptId, req.label, rollout) } },
+      this.writes.put(registryItem(req.promptId, req.label, rollout)),
       this.writes.servedCheck(req.promptId),
     ];
   }
@@ -322,7 +318,7 @@ export class ReleaseEngine {
    * what the label served before. Also removes a hand-broken rollout attribute.
    */
   abortRollout(req: AbortRolloutRequest, actor: string, options: ControllerMoveOptions = {}): Promise<MoveResult> {
-    return this.attempt(req, actor, async () => {
+    return this.runner.run(req, actor, async () => {
       const labelRead = await this.writes.getLabel(req.promptId, req.label);
       if (!labelRead) throw labelNotFound(req.promptId, req.label);
       const label = fromItem(labelRead);
@@ -372,144 +368,8 @@ export class ReleaseEngine {
   }
 
   /** The label's item and its rollout as read (or why there is none). */
-  async readRollout(promptId: string, labelName: string, rolloutId?: string): Promise<{ labelRead: Item; rollout: Rollout }> {
-    const labelRead = await this.writes.getLabel(promptId, labelName);
-    if (!labelRead) throw labelNotFound(promptId, labelName);
-    const parsed = parseRolloutItem(fromItem(labelRead)[LabelAttr.rollout]);
-    if (parsed === undefined || (typeof parsed !== 'string' && rolloutId !== undefined && parsed.rolloutId !== rolloutId)) throw rolloutNotFound(promptId, labelName);
-    if (typeof parsed === 'string') {
-      throw new ReleaseError(ReleaseErrorCode.conflict, `the rollout of label '${labelName}' of prompt '${promptId}' is broken (${parsed}): abort it`);
-    }
-    return { labelRead, rollout: parsed };
-  }
-
-  /**
-   * Runs one move: with a client token, first the answer of the move it already committed, if any; then plan from
-   * fresh reads, write in one transaction (with the token item), retry a lost race; then the audit event, bounded
-   * and best-effort. A call that does not answer by the deadline is `DeadlineExceeded`, saying whether the write was sent.
-   */
-  private async attempt(req: { readonly clientToken?: string }, actor: string, plan: () => Promise<Plan | MoveResult>): Promise<MoveResult> {
-    const idempotency = idempotencyOf(req, actor);
-    for (let attempt = 1; ; attempt++) {
-      let planned: Plan | MoveResult;
-      try {
-        const done = idempotency && await committedAnswer(this.client, this.tableName, idempotency, this.now());
-        if (done) return done;
-        planned = await plan();
-      } catch (err) {
-        if (isDeadlineError(err) && !(err instanceof ReleaseError)) throw deadlineExceeded('a read of the serving table', 'no', err);
-        throw err;
-      }
-      if (!('writes' in planned)) return planned;
-      const audit = auditItem(planned.audit, this.options.auditRetentionSeconds, this.now());
-      const token = idempotency ? [clientTokenPut(this.tableName, idempotency, planned.result, this.now())] : [];
-      try {
-        await this.writes.transact([...planned.writes, auditPut(this.tableName, audit), ...token]);
-      } catch (err) {
-        if (isDeadlineError(err)) throw deadlineExceeded('the move\'s write (DynamoDB TransactWriteItems)', 'unknown', err);
-        if (!isConflict(err)) throw err;
-        if (attempt >= MAX_RELEASE_ATTEMPTS) {
-          throw new ReleaseError(ReleaseErrorCode.conflict, `'${planned.result.target}' of prompt '${planned.result.promptId}' changed under each of ${attempt} attempts (a concurrent move won; nothing was overwritten): check it and try again`,
-            { promptId: planned.result.promptId, target: planned.result.target });
-        }
-        await sleep(backoffDelay(attempt, { baseDelayMs: 50, maxDelayMs: 1_000 }));
-        continue;
-      }
-      return { ...planned.result, auditEvent: await this.emitBestEffort(planned.audit) };
-    }
-  }
-
-  /**
-   * The audit event of a committed record, within {@link EVENTS_LIMIT_MS} (and the deadline): best-effort, never a
-   * reason to answer a committed move as failed. The table's record is the trail of record.
-   */
-  private async emitBestEffort(entry: AuditRecord): Promise<AuditEventDelivery> {
-    if (!this.options.events) return 'off';
-    try {
-      const out = await runWithin(EVENTS_LIMIT_MS, () => this.options.events!.emit([entry]));
-      return out.failed > 0 ? 'failed' : 'sent';
-    } catch (err) {
-      console.error(JSON.stringify({ level: 'ERROR', message: 'audit event not sent', error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) }));
-      return 'failed';
-    }
-  }
-
-  /**
-   * Asks the gate; on a denial, appends a `gate-deny` record (and, for a scheduled step, postpones the step by
-   * its interval in the same transaction, so the controller does not ask again every minute) and throws `GateDenied`.
-   */
-  private async gateOrDeny(
-    entry: AuditRecord & { toVersion: number },
-    version: Record<string, unknown>,
-    postpone?: { labelRead: Item; rollout: Rollout; label: string },
-  ): Promise<void> {
-    const candidate: GateCandidate = {
-      promptId: entry.promptId,
-      target: entry.target,
-      action: entry.action,
-      fromVersion: entry.fromVersion,
-      toVersion: entry.toVersion,
-      checksum: version[Attr.checksum] as string,
-      content: contentOf(version),
-      percentBp: entry.percentBp,
-      percent: entry.percentBp === undefined ? undefined : entry.percentBp / 100,
-      actor: entry.actor,
-    };
-    const deadline = currentDeadline();
-    const decision = await this.options.gate.check(candidate, deadline && { timeoutMs: deadline.remainingMs() - WRITE_RESERVE_MS });
-    if (decision.allow) return;
-    const denial: AuditRecord = { ...entry, action: 'gate-deny', reason: `${entry.action} denied: ${decision.reason}` };
-    const record = auditPut(this.tableName, auditItem(denial, this.options.auditRetentionSeconds, this.now()));
-    if (postpone) {
-      const item = labelItemWithRollout(postpone.labelRead, postpone.rollout, { at: entry.at, by: entry.actor }, nextRevisionOf(postpone.labelRead));
-      try {
-        await this.writes.transact([
-          this.writes.guardedLabelPut(item, postpone.labelRead),
-          this.writes.put(registryItem(entry.promptId, postpone.label, postpone.rollout)),
-          record,
-        ]);
-      } catch (err) {
-        if (!isConflict(err)) throw err; // someone moved the label meanwhile: the next tick decides again
-      }
-    } else {
-      await this.writes.putRecord(record);
-    }
-    await this.emitBestEffort(denial);
-    throw new ReleaseError(ReleaseErrorCode.gateDenied, `the activation gate denied ${entry.action} of version ${entry.toVersion} to '${entry.target}' of prompt '${entry.promptId}': ${decision.reason}`, { reason: decision.reason });
-  }
-
-  /** A rollout of a prompt deleted at the source holds (abort still works) until the prompt is back. */
-  private async requireServed(promptId: string): Promise<void> {
-    const pointer = await this.store.getPointer(promptId);
-    if (!pointer) throw promptNotFound(promptId);
-    if (pointer.status === STATUS_DELETED) throw promptDeleted(promptId);
-  }
-
-  private getVersion(promptId: string, version: number): Promise<Read> {
-    return this.store.getItem(promptId, versionKey(version));
-  }
-
-  /**
-   * The version item a rollout's share or promotion moves readers to, refused (`Conflict`) unless it is what the
-   * rollout started with: its `checksum` and the checksum of its content are `candidate_checksum`. Readers would
-   * serve arm A for a mismatch anyway; stepping or promoting it would put other content on the label.
-   */
-  private async candidateOf(promptId: string, label: string, rollout: Rollout): Promise<Record<string, unknown>> {
-    const version = await this.getVersion(promptId, rollout.candidateVersion);
-    if (!version) throw versionNotFound(promptId, rollout.candidateVersion);
-    const stored = version[Attr.checksum];
-    let actual: string | undefined;
-    try {
-      actual = checksum(contentOf(version));
-    } catch {
-      actual = undefined;
-    }
-    if (stored !== rollout.candidateChecksum || actual !== rollout.candidateChecksum) {
-      throw new ReleaseError(ReleaseErrorCode.conflict, `the rollout of '${label}' of prompt '${promptId}' was started with version ${rollout.candidateVersion} at `
-        + `${rollout.candidateChecksum}, but that version item now holds ${typeof stored === 'string' ? stored : 'no checksum'}`
-        + `${actual !== stored ? ` (its content hashes to ${actual ?? 'nothing: it is not prompt content'})` : ''}: abort the rollout and start it again`);
-    }
-    return version;
+  readRollout(promptId: string, labelName: string, rolloutId?: string): Promise<{ labelRead: Item; rollout: Rollout }> {
+    return this.reads.readRollout(promptId, labelName, rolloutId);
   }
 
   private isoNow(): string {
@@ -519,11 +379,4 @@ export class ReleaseEngine {
   private isoIn(seconds: number): string {
     return new Date(this.now() + seconds * 1000).toISOString();
   }
-}
-
-/** A request's idempotency, when it carries a client token: keyed by the caller, compared on the rest of the request. */
-function idempotencyOf(req: { readonly clientToken?: string }, actor: string): Idempotency | undefined {
-  if (req.clientToken === undefined) return undefined;
-  const { clientToken, ...request } = req;
-  return { actor, clientToken, request };
 }
