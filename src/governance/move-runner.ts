@@ -6,7 +6,7 @@
  * the audit event, best-effort. The moves decide what to write; this file writes it and answers.
  */
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { committedAnswer, clientTokenPut, Idempotency } from './client-token';
+import { committedAnswer } from './client-token';
 import { EVENTS_LIMIT_MS, WRITE_RESERVE_MS, currentDeadline, isDeadlineError, runWithin } from './deadline';
 import { ReleaseError, ReleaseErrorCode, deadlineExceeded } from './errors';
 import { Attr, contentOf } from '../schema';
@@ -14,6 +14,7 @@ import type { Item } from '../schema/ddb-codec';
 import type { AuditEventDelivery, AuditRecord, ReleaseAnswer } from '../schema/release-api';
 import type { AuditEvents } from '../write/audit';
 import { auditItem, auditPut } from '../write/audit-record';
+import { Idempotency, clientTokenPut } from '../write/client-token-item';
 import type { ActivationGate, GateCandidate } from '../write/gate';
 import { isConflict } from '../write/guarded-write';
 import { Rollout, labelItemWithRollout, nextRevisionOf, registryItem } from '../write/label-item';
