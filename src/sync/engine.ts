@@ -80,7 +80,9 @@ export class SyncEngine {
     this.now = options.now ?? (() => new Date());
     this.deadline = options.deadline;
     this.claims = options.claims;
-    this.policy = options.governance ? new GovernedSync(options.governance, this.store, this.source.name, this.now) : UNGOVERNED;
+    this.policy = options.governance
+      ? new GovernedSync(options.governance, options.dynamoDBClient, this.store, this.source.name, this.now)
+      : UNGOVERNED;
     this.writer = new PromptWriter(this.store, this.source.name, this.policy, this.now);
   }
 

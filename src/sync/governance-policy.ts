@@ -4,7 +4,7 @@
  * (`gateSync`), and `source_deleted_at` on the labels of a prompt deleted at the source. Chosen once, when the
  * engine is made: {@link GovernedSync} with the construct's `governance`, {@link UNGOVERNED} (does nothing) without.
  */
-import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import {
   Attr,
   CURRENT,
@@ -18,6 +18,7 @@ import {
 import { Outcome, Repair, StepResult, failedOutcome } from './outcome';
 import type { SourcePrompt } from './source';
 import { AuditEntry, AuditEvents, auditItem, auditPut } from '../write/audit';
+import { onceAuditItem, putAuditOnce } from '../write/audit-once';
 import { pointerItem, versionItem } from '../write/content';
 import type { ActivationGate } from '../write/gate';
 import type { PointerState, ServingTableStore } from '../write/store';
@@ -103,6 +104,7 @@ export class GovernedSync implements SyncPolicy {
 
   constructor(
     private readonly governance: SyncGovernance,
+    private readonly client: DynamoDBClient,
     private readonly store: ServingTableStore,
     private readonly sourceName: string,
     private readonly now: () => Date,
@@ -121,9 +123,10 @@ export class GovernedSync implements SyncPolicy {
    * change, a DELETED prompt back at the source, a broken pointer's repair. The candidate is the version a previous
    * denial already wrote (the highest version, `latest`, with the same checksum and not the one served), or the
    * next version. Allowed and already written: `CURRENT` moves to it (returned). Allowed and new: `undefined`, the
-   * caller writes it as usual. Denied: the new version item is written and audited once (`gate-deny`), `CURRENT`
-   * stays as it was (still DELETED, still broken); a denial of a version written before writes nothing. Both are
-   * `skipped` with the gate's reason.
+   * caller writes it as usual. Denied: `CURRENT` stays as it was (still DELETED, still broken), the new version item
+   * is written, and the denial is audited once per move (see {@link denialKeyAt}): a later sync denied the same move
+   * writes nothing, the denial of a move from another version `CURRENT` has come to since gets its own record. Both
+   * are `skipped` with the gate's reason.
    */
   async gateMove({ id, prompt, sum, readAt, pointer, latest, versionLookups }: GatedMove): Promise<StepResult | undefined> {
     const gate = this.governance.gate;
@@ -169,7 +172,15 @@ export class GovernedSync implements SyncPolicy {
       kind: 'skipped',
       reason: `the activation gate denied version ${toVersion} (${decision.reason}); CURRENT stays ${stays}, and the next sync asks again`,
     };
-    if (existing) return skipped;
+    const denial: AuditEntry = {
+      promptId: id, action: 'gate-deny', target: CURRENT, actor: this.governance.actor, fromVersion, toVersion, reason: `sync denied (${why}): ${decision.reason}`, at,
+    };
+    const keyAt = denialKeyAt(pointer, existing ? existing[Attr.syncedAt] : at) ?? at;
+    const denialItem = onceAuditItem(denial, keyAt, this.governance.auditRetentionSeconds);
+    if (existing) {
+      if ((await putAuditOnce(this.client, this.store.tableName, denialItem)) === 'written') this.audited.push(denial);
+      return skipped;
+    }
     const meta = {
       versionNumber: nextVersion,
       checksum: sum,
@@ -178,16 +189,14 @@ export class GovernedSync implements SyncPolicy {
       sourceUpdatedAt: prompt.updatedAt,
       syncedAt: at,
     };
-    const audit = this.record({
-      promptId: id, action: 'gate-deny', target: CURRENT, actor: this.governance.actor, fromVersion, toVersion, reason: `sync denied (${why}): ${decision.reason}`, at,
-    });
-    const outcome = await this.store.writeDeniedVersion(versionItem(id, prompt.content, meta), pointer, readAt, nextVersion, audit.writes);
+    const writes = [auditPut(this.store.tableName, denialItem)];
+    const outcome = await this.store.writeDeniedVersion(versionItem(id, prompt.content, meta), pointer, readAt, nextVersion, writes);
     if (outcome === 'version-exists') {
       versionLookups.add(id);
       return 'conflict';
     }
     if (outcome !== 'written') return 'conflict';
-    audit.committed();
+    this.audited.push(denial);
     return skipped;
   }
 
@@ -249,4 +258,19 @@ export class GovernedSync implements SyncPolicy {
   private timestamp(): string {
     return this.now().toISOString();
   }
+}
+
+/** An ISO-8601 time as the writers write it (`Date.prototype.toISOString`): fixed width, so text order is time order. */
+const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * The time that places a sync's denial in the trail, the same on every run that is denied the same move: when
+ * the move became possible, the later of when `CURRENT` came to the version it stays on (its `synced_at`) and when
+ * the denied version was written (the version item's `synced_at`; for a version this denial writes, the denial's
+ * own time). With the move's versions in the record's key ({@link onceAuditItem}), a sync denied a move already
+ * recorded finds its record and writes nothing. `undefined` when neither time is readable (a hand-edited table).
+ */
+function denialKeyAt(pointer: PointerState, versionSyncedAt: unknown): string | undefined {
+  const times = [pointer.syncedAt, versionSyncedAt].filter((t): t is string => typeof t === 'string' && ISO_MILLIS.test(t));
+  return times.length === 0 ? undefined : times.reduce((a, b) => (a > b ? a : b));
 }

@@ -49,6 +49,11 @@ export interface PointerState {
   readonly sourceReadAt?: string;
   readonly sourceVersion?: string;
   /**
+   * When `CURRENT` was last written with a move (the sync's writes, an activation, a deletion mark; not the
+   * source's bookkeeping): ISO-8601 with milliseconds as the writers write it, absent when not so.
+   */
+  readonly syncedAt?: string;
+  /**
    * The pointer's write counter to continue from: every pointer write sets it to this + 1. When the value read
    * cannot be believed (absent, broken), a floor no earlier revision can exceed (see {@link revisionBase}).
    */
@@ -110,6 +115,7 @@ export function toPointerState(item: Item, nowMs = Date.now()): PointerState {
     sourceUpdatedAt: stringOf(p[Attr.sourceUpdatedAt]),
     sourceReadAt,
     sourceVersion: stringOf(p[Attr.sourceVersion]),
+    syncedAt: isoMillisOf(p[Attr.syncedAt]),
     revision: revisionBase(rawRevision, nowMs),
     problems,
     guard: {
@@ -124,6 +130,13 @@ export function toPointerState(item: Item, nowMs = Date.now()): PointerState {
 
 function versionNumberOf(value: unknown): number | undefined {
   return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_VERSION_NUMBER ? value as number : undefined;
+}
+
+/** `synced_at` as the writers write it (`Date.prototype.toISOString`). */
+const SYNCED_AT_FORMAT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function isoMillisOf(value: unknown): string | undefined {
+  return typeof value === 'string' && SYNCED_AT_FORMAT.test(value) && !Number.isNaN(Date.parse(value)) ? value : undefined;
 }
 
 function stringOf(value: unknown): string | undefined {

@@ -53,7 +53,7 @@ export type VersionWriteOutcome = WriteOutcome | 'version-exists';
 
 const POINTER_STATE_ATTRIBUTES = [
   Attr.promptId, Attr.status, Attr.versionNumber, Attr.latestVersionNumber, Attr.checksum, Attr.sourceChecksum,
-  Attr.sourceRevision, Attr.sourceUpdatedAt, Attr.sourceReadAt, Attr.sourceVersion, Attr.revision,
+  Attr.sourceRevision, Attr.sourceUpdatedAt, Attr.sourceReadAt, Attr.sourceVersion, Attr.revision, Attr.syncedAt,
 ];
 const PROJECTION = {
   ProjectionExpression: POINTER_STATE_ATTRIBUTES.map((_, i) => `#p${i}`).join(', '),

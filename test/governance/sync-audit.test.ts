@@ -187,6 +187,35 @@ describe('gateSync', () => {
     expect(fx.aws.gateCalls.filter((c) => c.action === 'sync').map((c) => c.toVersion)).toEqual([2, 2, 2]);
   });
 
+  test('a denial of a version written before is audited once per move: CURRENT moved since, the new move\'s denial gets its record; the next sync writes nothing', async () => {
+    // GIVEN: versions 1 and 2 synced, version 3 denied (written, CURRENT stays on 2), then CURRENT activated back to 1
+    writePrompt(table, 'greeting', 'v1');
+    await syncEngine({ gate: true }).fullSync();
+    writePrompt(table, 'greeting', 'v2');
+    await syncEngine({ gate: true }).fullSync();
+    fx.aws.gate = (candidate) => ({ payload: candidate.action === 'sync' ? { allow: false, reason: 'eval failed' } : { allow: true, reason: 'ok' } });
+    writePrompt(table, 'greeting', 'v3');
+    await syncEngine({ gate: true }).fullSync();
+    fx.clock.ms = Date.now();
+    await fx.engine.activate(parseReleaseRequest({ action: 'activate', promptId: 'greeting', version: 1 }) as any, PIPELINE);
+    fx.aws.putEventsCalls.length = 0;
+    // WHEN: the sync is denied the move 1 → 3 of the version already written, twice
+    const denied = await syncEngine({ gate: true }).fullSync();
+    table.counter.reset();
+    const again = await syncEngine({ gate: true }).fullSync();
+    const writesAgain = table.counter.writes();
+    // THEN: one record of the new move's denial, one event, and nothing written by the repeat
+    expect(denied.skipped).toEqual([{ id: 'greeting', reason: 'the activation gate denied version 3 (eval failed); CURRENT stays on version 1, and the next sync asks again' }]);
+    expect(again.skipped).toHaveLength(1);
+    expect(writesAgain).toBe(0);
+    expect(await readCurrent(table, 'greeting')).toMatchObject({ version_number: 1, latest_version_number: 3 });
+    expect((await auditRows(table, 'greeting')).filter((r) => r.action === 'gate-deny').map((r) => [r.from_version, r.to_version, r.reason])).toEqual([
+      [2, 3, 'sync denied (changed at the source): eval failed'],
+      [1, 3, 'sync denied (changed at the source): eval failed'],
+    ]);
+    expect(fx.aws.events.map((e) => [e.detail.action, e.detail.from_version, e.detail.to_version])).toEqual([['gate-deny', 1, 3]]);
+  });
+
   test('the repair of a broken pointer is gated: denied, the pointer is left as it was (version written, audited once); allowed, it is repaired', async () => {
     // GIVEN: a pointer broken by hand (version_number a string), and new content at the source
     writePrompt(table, 'greeting', 'v1');
