@@ -17,8 +17,10 @@ import {
 } from '../schema';
 import { Outcome, Repair, StepResult, failedOutcome } from './outcome';
 import type { SourcePrompt } from './source';
-import { AuditEntry, AuditEvents, auditItem, auditPut } from '../write/audit';
+import type { AuditRecord } from '../schema/release-api';
+import type { AuditEvents } from '../write/audit';
 import { onceAuditItem, putAuditOnce } from '../write/audit-once';
+import { auditItem, auditPut } from '../write/audit-record';
 import { pointerItem, versionItem } from '../write/content';
 import type { ActivationGate } from '../write/gate';
 import type { PointerState, ServingTableStore } from '../write/store';
@@ -100,7 +102,7 @@ export const UNGOVERNED: SyncPolicy = {
 /** The policy with governance: every move audited, moves gated with `gateSync`, labels flagged. */
 export class GovernedSync implements SyncPolicy {
   /** Audit records written by the current sync, for its events. */
-  private readonly audited: AuditEntry[] = [];
+  private readonly audited: AuditRecord[] = [];
 
   constructor(
     private readonly governance: SyncGovernance,
@@ -172,7 +174,7 @@ export class GovernedSync implements SyncPolicy {
       kind: 'skipped',
       reason: `the activation gate denied version ${toVersion} (${decision.reason}); CURRENT stays ${stays}, and the next sync asks again`,
     };
-    const denial: AuditEntry = {
+    const denial: AuditRecord = {
       promptId: id, action: 'gate-deny', target: CURRENT, actor: this.governance.actor, fromVersion, toVersion, reason: `sync denied (${why}): ${decision.reason}`, at,
     };
     const keyAt = denialKeyAt(pointer, existing ? existing[Attr.syncedAt] : at) ?? at;
@@ -246,7 +248,7 @@ export class GovernedSync implements SyncPolicy {
   }
 
   /** The record's conditional put, to join the move's transaction; noted for the events once the move commits. */
-  private record(entry: AuditEntry): MoveAudit {
+  private record(entry: AuditRecord): MoveAudit {
     return {
       writes: [auditPut(this.store.tableName, auditItem(entry, this.governance.auditRetentionSeconds))],
       committed: () => {

@@ -7,15 +7,16 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PARTITION_KEY, SORT_KEY } from '../schema';
-import { AuditEntry, auditItem, auditPut, auditSortKey } from './audit';
+import { auditItem, auditPut, auditSortKey } from './audit-record';
 import { Item } from '../schema/ddb-codec';
+import type { AuditRecord } from '../schema/release-api';
 
 /**
  * The sort key of the record of `entry` made once: `AUDIT#<keyAt>#<8 hex>`, the hex digits a SHA-256 of the
  * action, target and versions. `keyAt` (ISO-8601, a time the caller derives from the table, the same on every
  * run) places the record in the trail.
  */
-export function onceAuditSortKey(entry: AuditEntry, keyAt: string): string {
+export function onceAuditSortKey(entry: AuditRecord, keyAt: string): string {
   const digest = createHash('sha256')
     .update(JSON.stringify([entry.action, entry.target, entry.fromVersion ?? null, entry.toVersion ?? null]))
     .digest('hex');
@@ -23,7 +24,7 @@ export function onceAuditSortKey(entry: AuditEntry, keyAt: string): string {
 }
 
 /** The record of `entry` as an item under {@link onceAuditSortKey}; `expires_at` as in `auditItem`. */
-export function onceAuditItem(entry: AuditEntry, keyAt: string, retentionSeconds: number | undefined, nowMs = Date.now()): Item {
+export function onceAuditItem(entry: AuditRecord, keyAt: string, retentionSeconds: number | undefined, nowMs = Date.now()): Item {
   return { ...auditItem(entry, retentionSeconds, nowMs), [SORT_KEY]: { S: onceAuditSortKey(entry, keyAt) } };
 }
 

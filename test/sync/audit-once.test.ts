@@ -1,10 +1,10 @@
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
-import { AuditEntry } from '../../src/write/audit';
+import type { AuditRecord } from '../../src/schema/release-api';
 import { onceAuditItem, onceAuditSortKey, putAuditOnce } from '../../src/write/audit-once';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
-const DENIAL: AuditEntry = {
+const DENIAL: AuditRecord = {
   promptId: 'greeting', action: 'gate-deny', target: 'CURRENT', fromVersion: 1, toVersion: 3, actor: 'sync-role', reason: 'sync denied: eval failed', at: '2026-12-02T10:00:00.000Z',
 };
 
