@@ -33,7 +33,7 @@ export interface SyncGovernance {
   readonly auditRetentionSeconds?: number;
   /**
    * Asked before `CURRENT` moves to a new version from the source (`gateSync`). On a denial the version item is
-   * written, `CURRENT` stays, the denial is audited once, and every later sync asks again. @default - not gated
+   * written, `CURRENT` stays, the denial is audited once per move, and every later sync asks again. @default - not gated
    */
   readonly gate?: ActivationGate;
   /** Where the audit events go: one batch (PutEvents of 10) at the end of each sync. @default - no events */
