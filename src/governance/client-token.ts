@@ -13,8 +13,6 @@ import { fromItem } from '../schema/ddb-codec';
 import { CLIENT_TOKEN_WINDOW_SECONDS, type ReleaseAnswer } from '../schema/release-api';
 import { ClientTokenAttr, Idempotency, clientTokenKey, requestDigest } from '../write/client-token-item';
 
-export { CLIENT_TOKENS_ID, ClientTokenAttr, clientTokenPut } from '../write/client-token-item';
-export type { Idempotency } from '../write/client-token-item';
 
 /**
  * The answer of the move this token already committed (within the window), or `undefined` when none did. Throws

@@ -19,12 +19,6 @@ export {
   clipReason,
 } from './audit-record';
 
-/**
- * The record a writer puts: the one audit record type (`AuditRecord`, `src/schema/release-api.ts`) the admin API
- * reads back. Its read-side fields (`percent`, `expiresAt`) are ignored here.
- * @deprecated the same type as `AuditRecord`; kept for this round so callers can move over.
- */
-export type AuditEntry = AuditRecord;
 
 /** PutEvents takes at most 10 entries per call. */
 export const PUT_EVENTS_MAX_ENTRIES = 10;
