@@ -236,6 +236,7 @@ const UNIT_TESTS = [
   'test/runtime/render-conformance.test.ts',
   'test/runtime/labels-conformance.test.ts',
   'test/sync/pacer.test.ts',
+  'test/write/audit-record.test.ts',
   'test/admin/cli-usage.test.ts',
 ];
 new JsonFile(project, 'test/jest.unit.json', {
