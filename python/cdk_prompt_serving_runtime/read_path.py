@@ -3,21 +3,18 @@
 (:mod:`.loader`: catalog, L2, table) → on failure the last good copy within stale-if-error → the caller's fallback.
 A label entry with a rollout then serves one arm (:mod:`.rollout`).
 
-The hot path is a closure (:meth:`ReadPath.getter`): one ``dict`` lookup of the target's key in the index of fresh
-copies, an expiry check, a counter. The index holds only what a slow read found fresh (until its expiry or the next
-epoch poll, whichever is first), and an entry leaves it whenever the entry changes; presence in it is also the LRU's
-"used" mark.
+A hit is served by the index of fresh copies (:mod:`.fresh_index`, the hot path); everything else comes here.
 
-Thread safety: any number of threads; the index is written under the lock, read without it.
+Thread safety: any number of threads; the index is written under its lock, read without it.
 """
 import dataclasses
 import logging
 import math
-import threading
-from typing import Any, Callable, Dict, Hashable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Hashable, List, Mapping, Optional, Tuple
 
 from .errors import PromptNotFoundError, PromptServingError, PromptStoreError
 from .fallback import PromptFallback, fallback_prompt
+from .fresh_index import FreshIndex
 from .loader import Entry, Loaded, Loader
 from .lru import Lru, Slot
 from .options import ResolvedOptions
@@ -32,9 +29,6 @@ from .tiers import Token
 
 logger = logging.getLogger(__name__)
 
-Fresh = Tuple[Prompt, float]
-"""An entry of the index of fresh copies: the prompt a hit serves, and until when it may be served so."""
-
 
 class ReadPath:
     """Memory (L1 entries, not-found answers, the index of fresh copies) and the read over it."""
@@ -43,14 +37,9 @@ class ReadPath:
         self._o = options
         self._clock = clock
         self._counters = counters
-        self._lock = threading.Lock()
-        self.fresh: Dict[Hashable, Fresh] = {}
-        """The index of fresh copies of CURRENT and labels, by key in memory."""
-        self.fresh_pinned: Dict[str, Dict[int, Fresh]] = {}
-        """The same for versions, by id then version (two lookups of hashed keys cost less than a tuple built)."""
-        self.fresh_labeled: Dict[str, Dict[str, Fresh]] = {}
-        """The same for labels without a rollout, by label then id."""
-        self.prompts: Lru[Entry] = Lru(options.max_entries, self._removed, self._unindex)
+        self.index = FreshIndex()
+        self._lock = self.index.lock
+        self.prompts: Lru[Entry] = Lru(options.max_entries, self._removed, self.index.take)
         self._map = self.prompts.map
         self.not_found: Lru[Slot[float]] = Lru(options.max_entries)
         self.rollouts = RolloutReads(options.table_name, options.max_entries, counters, self._map.get,
@@ -71,43 +60,11 @@ class ReadPath:
     def generation(self) -> int:
         return self._generation
 
-    # -- the hot path ------------------------------------------------------------------------------------------
+    # -- the index of fresh copies (the hot path) ------------------------------------------------------------
 
     def getter(self) -> Tuple[Callable[..., Prompt], Callable[[], int]]:
-        """``get_prompt`` as a closure (no attribute lookups on its hit path) and a function reading its hit count."""
-        fresh_get = self.fresh.get
-        pinned_get = self.fresh_pinned.get
-        labeled_get = self.fresh_labeled.get
-        clock = self._clock
-        read = self.read
-        hits = 0
-
-        # Positional-or-keyword on purpose: a keyword-only parameter left out costs a dict lookup per call (its
-        # default is looked up in __kwdefaults__), three of them a tenth of the hit. The method on the class, which
-        # documents and types the call, keeps fallback, label and stickiness_key keyword-only.
-        def get_prompt(prompt_id: str, version: Optional[int] = None, fallback: Optional[PromptFallback] = None,
-                       label: Optional[str] = None, stickiness_key: Optional[str] = None) -> Prompt:
-            nonlocal hits
-            try:
-                if version is None and label is None:
-                    held = fresh_get(prompt_id)
-                elif label is None:
-                    by_version = pinned_get(prompt_id)
-                    held = by_version.get(version) if by_version is not None and type(version) is int else None
-                else:
-                    by_id = labeled_get(label) if stickiness_key is None and version is None else None
-                    held = by_id.get(prompt_id) if by_id is not None else None
-            except TypeError:  # an unhashable id or label: said by the slow path
-                held = None
-            if held is not None and held[1] > clock():
-                hits += 1
-                return held[0]
-            return read(prompt_id, version, fallback, label, stickiness_key)
-
-        def read_hits() -> int:
-            return hits
-
-        return get_prompt, read_hits
+        """``get_prompt`` as a closure over the index of fresh copies, and a function reading its hit count."""
+        return self.index.getter(self._clock, self.read)
 
     def _publish(self, entry: Entry) -> None:
         """A fresh entry without a rollout goes into the index, until its expiry or the next epoch poll."""
@@ -115,37 +72,16 @@ class ReadPath:
             return
         with self._lock:
             if self._map.get(entry.key) is entry and not entry.invalidated:
-                fresh = (entry.hit, min(entry.expires_at, self.epoch.due))
-                target = entry.target
-                if target.label is not None:
-                    self.fresh_labeled.setdefault(target.label, {})[target.prompt_id] = fresh
-                elif target.version is not None:
-                    self.fresh_pinned.setdefault(target.prompt_id, {})[target.version] = fresh
-                else:
-                    self.fresh[entry.key] = fresh
-
-    def _unindex(self, key: Hashable, default: None = None) -> Optional[Fresh]:
-        """Takes a key out of the index (also the LRU's "used" mark: what it returns says whether it was in)."""
-        if key.__class__ is not tuple:
-            return self.fresh.pop(key, None)
-        outer, outer_key, inner_key = ((self.fresh_pinned, key[0], key[1]) if len(key) == 2  # type: ignore[arg-type, index]
-                                       else (self.fresh_labeled, key[1], key[2]))  # type: ignore[index]
-        inner = outer.get(outer_key)
-        if inner is None:
-            return None
-        taken = inner.pop(inner_key, None)
-        if not inner:  # an empty map left behind per id would grow with every id ever held
-            outer.pop(outer_key, None)
-        return taken
+                self.index.put(entry.target, entry.key, (entry.hit, min(entry.expires_at, self.epoch.due)))
 
     def _removed(self, entry: Entry) -> None:
         with self._lock:
-            self._unindex(entry.key)
+            self.index.take(entry.key)
 
     def _invalidate(self, entry: Entry) -> None:
         with self._lock:
             entry.invalidated = True
-            self._unindex(entry.key)
+            self.index.take(entry.key)
 
     # -- the slow path -----------------------------------------------------------------------------------------
 
@@ -261,10 +197,7 @@ class ReadPath:
         never dropped, so it stays the last good copy for stale-if-error. Not-found answers are forgotten and the
         catalog is re-read."""
         self._generation += 1
-        with self._lock:
-            self.fresh.clear()
-            self.fresh_pinned.clear()
-            self.fresh_labeled.clear()
+        self.index.clear()
         self.not_found.clear()
         self.catalog.revalidate()
         for key, entry in self.prompts.items():
