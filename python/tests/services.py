@@ -89,15 +89,18 @@ class DynamoDBLocal:
         _stop(self.process)
 
 
-def create_serving_table(client: Any, prefix: str = "py") -> str:
+def create_serving_table(client: Any, prefix: str = "py", stream: bool = False) -> str:
+    """A serving table; ``stream=True``: with its stream on (``NEW_IMAGE``, as the construct's cache tier has it)."""
     from cdk_prompt_serving_runtime.schema import PARTITION_KEY, SORT_KEY
 
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    extra: Dict[str, Any] = {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}} if stream else {}
     client.create_table(
         TableName=name, BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[{"AttributeName": PARTITION_KEY, "AttributeType": "S"},
                               {"AttributeName": SORT_KEY, "AttributeType": "S"}],
         KeySchema=[{"AttributeName": PARTITION_KEY, "KeyType": "HASH"}, {"AttributeName": SORT_KEY, "KeyType": "RANGE"}],
+        **extra,
     )
     return name
 
