@@ -16,7 +16,8 @@
 Run from the repository root (after ``npm ci``): ``/usr/bin/python3 bench/python/bench_fleet.py``
 Settings: ``FLEET_PROCESSES`` (50), ``FLEET_PROMPTS`` (20), ``FLEET_OUTAGE_SECONDS`` (4), ``FLEET_MAX_AGE`` (600 s:
 longer than 50 processes take to start on a small machine, so the second fleet finds the first one's fills in date),
-``FLEET_PHASES`` (``cold,change,outage``).
+``FLEET_PHASES`` (``cold,change,outage``), ``FLEET_OUTAGE_MODE`` (``kill``; ``stop``: SIGSTOP and SIGCONT, a silent host
+whose connections stay open and whose calls time out, back with its data).
 """
 import json
 import os
@@ -35,6 +36,7 @@ sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
 PROCESSES = int(os.environ.get("FLEET_PROCESSES", "50"))
 PROMPTS = int(os.environ.get("FLEET_PROMPTS", "20"))
 OUTAGE_SECONDS = float(os.environ.get("FLEET_OUTAGE_SECONDS", "4"))
+OUTAGE_MODE = os.environ.get("FLEET_OUTAGE_MODE", "kill")
 PHASES = set(os.environ.get("FLEET_PHASES", "cold,change,outage").split(","))
 STREAM_POLL_MS = 250
 BEFORE_SECONDS = 4.0
@@ -240,14 +242,20 @@ def main() -> None:
                 t.start()
             time.sleep(BEFORE_SECONDS)
             killed_at = time.time() * 1000
-            redis_server.process.send_signal(signal.SIGKILL)
-            redis_server.process.wait()
-            time.sleep(OUTAGE_SECONDS)
-            redis_server = RedisServer(port=redis_server.port)
+            if OUTAGE_MODE == "stop":  # a silent host: connections stay open, calls time out; it comes back with its data
+                redis_server.process.send_signal(signal.SIGSTOP)
+                time.sleep(OUTAGE_SECONDS)
+                redis_server.process.send_signal(signal.SIGCONT)
+            else:
+                redis_server.process.send_signal(signal.SIGKILL)
+                redis_server.process.wait()
+                time.sleep(OUTAGE_SECONDS)
+                redis_server = RedisServer(port=redis_server.port)
             restarted_at = time.time() * 1000
             for t in threads:
                 t.join()
-            print(f"4. the cache SIGKILLed under load and started again (empty) {(restarted_at - killed_at) / 1000:.1f} s later; "
+            what = "SIGSTOPped under load and SIGCONTed" if OUTAGE_MODE == "stop" else "SIGKILLed under load and started again (empty)"
+            print(f"4. the cache {what} {(restarted_at - killed_at) / 1000:.1f} s later; "
                   f"{PROCESSES} + {PROCESSES} processes each reading {PROMPTS} prompts past memory, then {PAUSE_SECONDS * 1000:.0f} ms pause:")
             p99s = {}
             for name in ("tiered", "off"):
