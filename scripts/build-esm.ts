@@ -30,7 +30,7 @@ export async function buildEsm(srcDir: string, outDir: string): Promise<void> {
     platform: 'node',
     target: 'node20',
     // Provided by the Lambda Node.js runtime and an optional dependency of this package: never copied in. (node-redis
-    // is loaded at run time by a module name bundlers do not follow; see src/runtime/valkey.ts.)
+    // is loaded at run time by a module name bundlers do not follow; see src/runtime/valkey-redis.ts.)
     external: ['@aws-sdk/*', 'redis'],
     // Readable output: the user's bundler minifies and tree-shakes it.
     minify: false,

@@ -31,7 +31,7 @@ export const REDIS_PY_REQUIREMENTS = ['redis==5.2.1', 'async-timeout==4.0.3'];
 const PYTHON = process.env.LAYER_PYTHON ?? '/usr/bin/python3';
 
 /**
- * The commands the cache adapter sends (src/runtime/valkey.ts, its `Conn`: `get`, `set`, `del`, `incr`, `ping`, `evalSha`,
+ * The commands the cache adapter sends (src/runtime/valkey-redis.ts, its `Conn`: `get`, `set`, `del`, `incr`, `ping`, `evalSha`,
  * `eval`). test/runtime/layer-redis.test.ts checks that clients made from the layer's file have each of them.
  */
 export const ADAPTER_REDIS_COMMANDS = ['GET', 'SET', 'DEL', 'INCR', 'PING', 'EVAL', 'EVALSHA'] as const;
@@ -203,8 +203,9 @@ export async function buildNodeLayer(outDir = path.join(root, 'assets/layer/node
     license: [...new Set(packages.map((p) => p.license))].sort().join(' AND '),
     bundled: packages.map(({ name, version, license }) => ({ name, version, license })),
   }, undefined, 2) + '\n');
-  // The runtime client's cache adapter (src/runtime/valkey.ts), loaded by the client only when the cache is
-  // configured, so that no reader bundle carries it (the client finds it here by ADAPTER_MODULE, src/runtime/l2-env.ts).
+  // The runtime client's cache adapter (src/runtime/valkey.ts and the files it imports), loaded by the client only when
+  // the cache is configured, so that no reader bundle carries it (the client finds it here by ADAPTER_MODULE,
+  // src/runtime/l2-env.ts).
   const adapterDir = path.join(outDir, 'nodejs', 'node_modules', ADAPTER_MODULE);
   fs.mkdirSync(adapterDir, { recursive: true });
   buildSync({

@@ -18,7 +18,7 @@ import { ADMIN_AUTH, RedisServer, startRedisServer } from '../support/redis-serv
 
 const LAYER_REDIS = path.resolve(__dirname, '../../assets/layer/nodejs/nodejs/node_modules/redis');
 const TABLE = 'prompts-layer';
-/** Every method the adapter calls on a connection (src/runtime/valkey.ts, `Conn`). */
+/** Every method the adapter calls on a connection (src/runtime/valkey-redis.ts, `Conn`). */
 const CONN_METHODS = ['get', 'set', 'del', 'incr', 'ping', 'evalSha', 'eval', 'connect', 'destroy', 'on', 'sendCommand'];
 
 let layer: typeof Redis;
