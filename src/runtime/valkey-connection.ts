@@ -116,7 +116,7 @@ export class ValkeyConnection {
     this.failures++;
     this.nextAttemptAt = Date.now() + this.backoffMs();
     this.config.onError?.(err);
-    conn.destroy();
+    destroyQuietly(conn);
   }
 
   /** 1 s doubling per failure in a row, capped at `maxBackoffMs`, times a jitter of 1 to 1.25. */
@@ -133,7 +133,7 @@ export class ValkeyConnection {
     clearInterval(this.pingTimer);
     const conn = this.conn ?? await this.connecting?.catch(() => undefined);
     this.conn = undefined;
-    conn?.destroy();
+    if (conn !== undefined) destroyQuietly(conn);
   }
 
   /** The open connection, during the first connection that one (bounded), else an immediate failure. */
@@ -149,7 +149,7 @@ export class ValkeyConnection {
   protected open(): Promise<Conn> {
     this.connecting ??= this.connect().then((conn) => {
       if (this.closed) {
-        conn.destroy();
+        destroyQuietly(conn);
         throw new L2UnavailableError('L2 connection closed');
       }
       this.conn = conn;
@@ -184,10 +184,11 @@ export class ValkeyConnection {
       await Promise.race([connecting, timeout]);
       return conn;
     } catch (err) {
-      conn.destroy();
+      destroyQuietly(conn);
       // A cluster connection cut off during its slot discovery goes on discovering after destroy() and opens the
-      // nodes' connections then (node-redis 5): destroy it again once connect() settles, or those leak.
-      void connecting.then(() => conn.destroy(), () => conn.destroy());
+      // nodes' connections then (node-redis 5): destroy it again once connect() settles, or those leak. (A standalone
+      // client throws "The client is closed" from a second destroy(): quietly, or that is an unhandled rejection.)
+      void connecting.then(() => destroyQuietly(conn), () => destroyQuietly(conn));
       throw err;
     } finally {
       clearTimeout(timer);
@@ -202,7 +203,7 @@ export class ValkeyConnection {
       const old = this.conn;
       void this.connect().then((fresh) => {
         this.conn = fresh;
-        old?.destroy();
+        if (old !== undefined) destroyQuietly(old);
         this.scheduleRefresh();
       }, (err: unknown) => {
         this.config.onError?.(err);
@@ -210,5 +211,14 @@ export class ValkeyConnection {
       });
     }, this.config.refreshAfterMs ?? CONNECTION_REFRESH_MS);
     this.refreshTimer.unref();
+  }
+}
+
+/** Destroys a connection that may be closed already (node-redis's standalone client throws then). */
+function destroyQuietly(conn: Conn): void {
+  try {
+    conn.destroy();
+  } catch {
+    // closed already: nothing left to release
   }
 }
