@@ -146,13 +146,18 @@ export class CacheFirstReader extends TableItemReader {
       this.stats.l2Errors++;
       return undefined;
     });
-    // One round trip: the item's values are asked for beside the epoch's first read (node-redis pipelines commands
-    // sent in one tick), not after it; the stream value is used only if the epoch names its incarnation.
-    const [incarnation, rawStream, rawFill] = await Promise.all([
-      l2.writeThrough === true ? this.incarnation() : undefined,
+    const [rawStream, rawFill] = await Promise.all([
       l2.writeThrough === true ? get(l2ItemKey(this.tableName, promptId, sortKey)) : undefined,
       streamOnly ? undefined : get(l2FillKey(this.tableName, promptId, sortKey)),
     ]);
+    if (rawStream == null && rawFill == null) {
+      if (count) this.stats.l2Misses++;
+      return undefined;
+    }
+    // A value is used only with the epoch's incarnation, waited for only now that the L2 answered with one: a cache that
+    // failed (the breaker open) or holds nothing costs no wait for the epoch's first read. That read went out at
+    // construction, before these GETs, so an L2 that answered them has answered it too (or is about to).
+    const incarnation = l2.writeThrough === true ? await this.incarnation() : undefined;
     const now = Date.now();
     const stream = rawStream === undefined || rawStream === null ? undefined : decodeStreamValue(rawStream, promptId, sortKey);
     if (stream !== undefined && stream.inc === incarnation) {
@@ -208,3 +213,4 @@ function decodeItem(item: DynamoJsonItem): Record<string, unknown> | undefined {
     return undefined;
   }
 }
+

@@ -43,6 +43,14 @@ export class ValkeyL2 extends ValkeyConnection {
   private tripped = false;
   private probeTimer: NodeJS.Timeout | undefined;
 
+  /**
+   * Resolves once the first connection is up or has failed, or at once while the breaker is open (calls fail at once
+   * then: nothing is gained by waiting for a connection). Never rejects; bounded by `connectTimeoutMs`.
+   */
+  override ready(): Promise<void> {
+    return this.tripped ? Promise.resolve() : super.ready();
+  }
+
   /** Whether the breaker is open (calls fail at once while a background probe looks for the cache). */
   get isTripped(): boolean {
     return this.tripped;
