@@ -13,8 +13,14 @@
  * (`stop`: a silent host, whose connections stay open, comes back with its data).
  *
  * Prints: read latency p50/p99 during the outage for both fleets (the goal: the tiered fleet's p99 ≤ 1.2× the L2-off
- * fleet's, 0 failed), the time from the cache's return until each reader's L2 hits resume (p50/p99 across
- * processes), and the tiered fleet's table reads per second before, during and after the outage.
+ * fleet's, 0 failed), where the slowest 1 % of outage reads spent their time (the read's L2 calls, waits before its
+ * table request, the table request, after it: measured in each reader by wrapping the adapter's `get` and the SDK
+ * client's `send`), the time from the cache's return until each reader's L2 hits resume (p50/p99 across processes),
+ * and the tiered fleet's table reads per second before, during and after the outage.
+ *
+ * Tracing: `OUTAGE_TRACE=1` also lists each tiered reader's outage reads slower than 300 ms by phase, with its breaker
+ * probes, connection attempts and event-loop stalls (a 10 ms interval more than 60 ms late); `OUTAGE_PROFILE_DIR=dir`
+ * has the first two readers of each fleet write a CPU profile of their load into `dir`.
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -46,7 +52,48 @@ const PAUSE_MS = 100;
 /** The reader: `new PromptClient()` (defaults). `load` reads every prompt past memory, round after round. */
 const READER = `
 import { PromptClient } from 'cdk-prompt-serving/runtime';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+// Per-read phases: the read's L2 calls (from its start until the last of them settled), its table request, and the
+// rest. Wrapped from outside (the adapter's prototype from the layer, the SDK client's send); reads run one at a time.
+let current;
+const phase = (kind, started) => { if (current !== undefined && started >= current.t) current[kind] = Math.max(current[kind], performance.now() - current.t); };
+const send = DynamoDBClient.prototype.send;
+DynamoDBClient.prototype.send = function (...args) {
+  const started = performance.now();
+  const read = current;
+  if (read !== undefined && read.tableAt < 0) read.tableAt = started - read.t;
+  return send.apply(this, args).finally(() => { if (read === current) phase('tableEnd', started); });
+};
+let adapter;
+try { adapter = createRequire(typeof __filename === 'string' ? __filename : process.cwd() + '/index.js')('cdk-prompt-serving-cache'); } catch {}
+if (adapter !== undefined) {
+  const get = adapter.ValkeyL2.prototype.get;
+  adapter.ValkeyL2.prototype.get = function (key) {
+    const started = performance.now();
+    const read = current;
+    const epoch = key.endsWith('#epoch');
+    let p;
+    try { p = get.call(this, key); } catch (e) { p = Promise.reject(e); }
+    p.then(() => {}, () => {}).finally(() => { if (read === current && !epoch) phase('l2End', started); });
+    return p;
+  };
+  // Trace (OUTAGE_TRACE): when the breaker's probe and connection attempts ran, and how long their synchronous part took.
+  for (const [proto, name] of [[adapter.ValkeyL2.prototype, 'probe'], [adapter.ValkeyConnection.prototype, 'open'], [adapter.ValkeyConnection.prototype, 'drop']]) {
+    const original = proto[name];
+    proto[name] = function (...args) {
+      const t0 = performance.now();
+      const out = original.apply(this, args);
+      events.push([Date.now(), name, performance.now() - t0]);
+      return out;
+    };
+  }
+}
+const events = [];
+// Event-loop stalls (OUTAGE_TRACE): a 10 ms interval that ran more than 60 ms late.
+let last = performance.now();
+setInterval(() => { const now = performance.now(); if (now - last > 70) events.push([Date.now(), 'stall', now - last - 10]); last = now; }, 10).unref();
 const prompts = new PromptClient();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const handler = async (event) => {
@@ -57,6 +104,15 @@ export const handler = async (event) => {
   }
   if (event.op === 'load') {
     const until = Date.now() + event.durationMs;
+    // OUTAGE_PROFILE_DIR (a trace for one reader): a CPU profile of the load, written beside the wall clock it began at.
+    let session;
+    if (process.env.OUTAGE_PROFILE_DIR) {
+      const inspector = await import('node:inspector');
+      session = new inspector.Session();
+      session.connect();
+      await new Promise((r) => session.post('Profiler.enable', () => session.post('Profiler.setSamplingInterval', { interval: 1000 }, () => session.post('Profiler.start', r))));
+      session.startedAt = Date.now();
+    }
     // One row per read: [epoch ms at the start, ms taken, 1 if served from the L2, 1 if it failed]
     const reads = [];
     const errors = {};
@@ -67,12 +123,25 @@ export const handler = async (event) => {
         const at = Date.now();
         const t = performance.now();
         let failed = 0;
+        current = { t, l2End: 0, tableAt: -1, tableEnd: 0 };
         try { await prompts.getPrompt(id); } catch (e) { failed = 1; const m = String(e && e.name) + ': ' + String(e && e.message).slice(0, 120); errors[m] = (errors[m] || 0) + 1; }
-        reads.push([at, performance.now() - t, prompts.stats().l2Hits > hits ? 1 : 0, failed]);
+        const took = performance.now() - t;
+        const c = current;
+        current = undefined;
+        // Phases: L2 calls, waits before the table request (L2 calls included), the table request, after it.
+        const beforeTable = c.tableAt < 0 ? took : c.tableAt;
+        const table = c.tableAt < 0 ? 0 : Math.max(0, c.tableEnd - c.tableAt);
+        reads.push([at, took, prompts.stats().l2Hits > hits ? 1 : 0, failed, c.l2End, beforeTable, table, took - beforeTable - table]);
       }
       await sleep(event.pauseMs);
     }
-    return { reads, errors, stats: prompts.stats() };
+    if (session !== undefined) {
+      const { profile } = await new Promise((r) => session.post('Profiler.stop', (e, p) => r(p)));
+      const fs = await import('node:fs');
+      fs.writeFileSync(process.env.OUTAGE_PROFILE_DIR + '/' + process.pid + '-' + session.startedAt + '.cpuprofile', JSON.stringify(profile));
+      session.disconnect();
+    }
+    return { reads, errors, stats: prompts.stats(), events: events.splice(0) };
   }
   return prompts.stats();
 };
@@ -201,16 +270,24 @@ async function main(): Promise<void> {
       const n = Math.min(5, READERS - i);
       const tieredFn = { ...cachedReader, assetDir: readerAsset };
       const plainFn = { ...plainReader, assetDir: readerAsset, layerDirs: [] };
-      tiered.push(...await Promise.all(Array.from({ length: n }, () => start(tieredFn, { AWS_ENDPOINT_URL_DYNAMODB: tieredProxy.endpoint }))));
-      plain.push(...await Promise.all(Array.from({ length: n }, () => start(plainFn, { AWS_ENDPOINT_URL_DYNAMODB: plainProxy.endpoint }))));
+      // OUTAGE_PROFILE_DIR: the first two readers of each fleet write a CPU profile of their load there.
+      const env = (endpoint: string, k: number): Record<string, string> => ({
+        AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+        ...(i + k < 2 && process.env.OUTAGE_PROFILE_DIR ? { OUTAGE_PROFILE_DIR: process.env.OUTAGE_PROFILE_DIR } : {}),
+      });
+      tiered.push(...await Promise.all(Array.from({ length: n }, (_, k) => start(tieredFn, env(tieredProxy.endpoint, k)))));
+      plain.push(...await Promise.all(Array.from({ length: n }, (_, k) => start(plainFn, env(plainProxy.endpoint, k)))));
     }
     for (let i = 0; i < READERS; i += 10) await Promise.all([...tiered.slice(i, i + 10), ...plain.slice(i, i + 10)].map((p) => p.call({ op: 'start', ids })));
 
-    type Loaded = { reads: [number, number, number, number][]; errors: Record<string, number>; stats: any };
+    /** A read: [start (epoch ms), ms taken, L2 hit, failed, L2 calls' end, before the table request, the table request, after it] (ms from its start). */
+    type Read = [number, number, number, number, number, number, number, number];
+    type Loaded = { reads: Read[]; errors: Record<string, number>; stats: any; events: [number, string, number][] };
     const durationMs = BEFORE_MS + OUTAGE_MS + AFTER_MS;
     const loads = [...tiered, ...plain].map((p) => p.call<Loaded>({ op: 'load', ids, durationMs, pauseMs: PAUSE_MS }));
     await new Promise((resolve) => setTimeout(resolve, BEFORE_MS));
     const downAt = Date.now();
+    if (process.env.OUTAGE_PROFILE_DIR) console.log(`outage from ${downAt}`);
     if (MODE === 'kill') {
       cache.process.kill('SIGKILL');
       await cache.stop();
@@ -233,7 +310,7 @@ async function main(): Promise<void> {
     const plainLoads = loaded.slice(READERS);
 
     const window = (ls: Loaded[], from: number, to: number) => ls.flatMap((l) => l.reads.filter(([at]) => at >= from && at < to));
-    const row = (label: string, rows: [number, number, number, number][]) => {
+    const row = (label: string, rows: Read[]) => {
       const t = rows.map((r) => r[1]);
       const max = t.length ? Math.max(...t) : undefined;
       const failed = rows.reduce((n, r) => n + r[3], 0);
@@ -261,6 +338,28 @@ async function main(): Promise<void> {
     out.push('| window | reads | failed | served from the L2 | p50 | p99 | max | p99 ÷ L2 off p99 |', '|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const pair of [before, firstSecond, during]) {
       for (const r of pair) out.push(`| ${r.label} | ${r.n} | ${r.failed} | ${r.l2} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r === pair[0] && r.p99 !== undefined && pair[1].p99 ? `${(r.p99 / pair[1].p99).toFixed(2)}×` : ''} |`);
+    }
+    // Where the slowest reads of the outage spent their time (the reads at or above each fleet's p99).
+    out.push('', '| slowest 1 % of outage reads | reads | processes | mean ms | L2 calls until | before the table request | table request | after it |', '|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [label, ls] of [['with the cache tier', tieredLoads], ['L2 off', plainLoads]] as const) {
+      const tagged = ls.flatMap((l, i) => l.reads.filter(([at]) => at >= downAt && at < upAt).map((r) => ({ r, i })));
+      const p99 = pct(tagged.map(({ r }) => r[1]), 0.99);
+      const slow = tagged.filter(({ r }) => p99 !== undefined && r[1] >= p99);
+      const mean = (k: number) => (slow.length ? (slow.reduce((n, { r }) => n + r[k], 0) / slow.length).toFixed(0) : '—');
+      out.push(`| ${label} | ${slow.length} | ${new Set(slow.map(({ i }) => i)).size} | ${mean(1)} | ${mean(4)} | ${mean(5)} | ${mean(6)} | ${mean(7)} |`);
+    }
+    if (process.env.OUTAGE_TRACE) {
+      // Each tiered process's reads slower than 300 ms in the outage: offset from the outage's start, ms, phases.
+      tieredLoads.forEach((l, i) => {
+        const slow = l.reads.filter(([at, took]) => at >= downAt && at < upAt && took > 300);
+        if (slow.length) out.push(`- reader ${i}: ${slow.map((r) => `+${r[0] - downAt}:${r[1].toFixed(0)}(l2 ${r[4].toFixed(0)}, pre ${r[5].toFixed(0)}, ddb ${r[6].toFixed(0)}, post ${r[7].toFixed(0)})`).join(' ')}`);
+        const events = l.events.filter(([at]) => at >= downAt - 200 && at < downAt + 2000);
+        if (events.length) out.push(`  - events: ${events.map(([at, what, took]) => `+${at - downAt} ${what} ${took.toFixed(0)}`).join(', ')}`);
+      });
+      plainLoads.slice(0, 5).forEach((l, i) => {
+        const events = l.events.filter(([at]) => at >= downAt - 200 && at < downAt + 2000);
+        out.push(`- L2 off reader ${i} events: ${events.map(([at, what, took]) => `+${at - downAt} ${what} ${took.toFixed(0)}`).join(', ')}`);
+      });
     }
     const allFailed = loaded.reduce((n, l) => n + l.reads.reduce((m, r) => m + r[3], 0), 0);
     out.push('', `Failed reads over the whole run (both fleets, ${loaded.reduce((n, l) => n + l.reads.length, 0)} reads): ${allFailed}.`);
