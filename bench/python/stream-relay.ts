@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
   });
   // Loaded after the environment is set: the handler reads it and opens its connection at module scope.
-  const { handler } = await import('../../src/invalidation/invalidation.lambda');
+  const { handler } = await import('../../src/invalidation/invalidation.lambda.js');
   const poller = new StreamPoller({ streamArn, endpoint, filterPattern: STREAM_FILTER_PATTERN, invoke: (e) => handler(e as never) });
   let open = true;
   process.stdin.on('end', () => { open = false; });
