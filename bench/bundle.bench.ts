@@ -24,11 +24,11 @@ import { installCompiledPackage } from '../test/support/compiled-package';
 import { LAMBDA_BUNDLE_OPTIONS } from '../test/support/lambda-bundle';
 
 const READER = `
-import { PromptClient } from 'cdk-prompt-serving/runtime';
+import { PromptClient, render } from 'cdk-prompt-serving/runtime';
 const prompts = new PromptClient();
 export const handler = async (event) => {
   const prompt = await prompts.getPrompt('summarize');
-  return { prompt: prompt.id, version: prompt.version, request: prompt.render(event.variables) };
+  return { prompt: prompt.id, version: prompt.version, request: render(prompt, event.variables) };
 };
 `;
 
@@ -84,22 +84,23 @@ const HANDLERS: Record<string, string> = {
   'getPrompt only': `import { PromptClient } from '${ROOT}/src/runtime/index';
 const prompts = new PromptClient();
 export const handler = async (event) => (await prompts.getPrompt(event.id)).version;`,
-  'README reader (render)': `import { PromptClient } from '${ROOT}/src/runtime/index';
+  'README reader (render)': `import { PromptClient, render } from '${ROOT}/src/runtime/index';
 const prompts = new PromptClient();
+void prompts.preload(['summarize']);
 export const handler = async (event) => {
   const prompt = await prompts.getPrompt('summarize');
-  const request = prompt.render(event.variables);
+  const request = render(prompt, event.variables);
   return { prompt: prompt.id, version: prompt.version, request };
 };`,
-  'labels + rollout': `import { labels, PromptClient } from '${ROOT}/src/runtime/index';
+  'labels + rollout': `import { labels, PromptClient, render } from '${ROOT}/src/runtime/index';
 const prompts = new PromptClient({ features: [labels] });
 export const handler = async (event) => {
   const prompt = await prompts.getPrompt('support-answer', { label: 'production', stickinessKey: event.userId });
-  return { version: prompt.version, rollout: prompt.rollout, request: prompt.render(event.variables) };
+  return { version: prompt.version, rollout: prompt.rollout, request: render(prompt, event.variables) };
 };`,
 };
 const STUBS: Record<string, Record<string, string>> = {
-  render: { 'runtime/render.ts': 'export const renderPlan=()=>0,resolveVariables=()=>0,fillText=()=>"",fillJson=()=>0,jsonStrings=()=>[];' },
+  render: { 'runtime/render.ts': 'export const render=()=>"",renderPlan=()=>0,resolveVariables=()=>0,fillText=()=>"",fillJson=()=>0,jsonStrings=()=>[];' },
   labels: {
     'runtime/labels.ts': 'export const labelCacheKey=(l,i)=>"#"+l+"#"+i,labelItemKey=()=>"",invalidLabelReason=()=>undefined,missingLabelReason=()=>"",promptFromLabelItem=()=>undefined;',
     'runtime/rollout.ts': 'export class RolloutState{};export const logRolloutFault=()=>{};',

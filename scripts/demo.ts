@@ -12,7 +12,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { BedrockAgentClient, GetPromptCommand } from '@aws-sdk/client-bedrock-agent';
 import { cacheTier } from './demo-cache';
 import { explain, fleetColdStart } from './demo-fleet';
-import { PromptClient } from '../src/runtime';
+import { PromptClient, render } from '../src/runtime';
 import { SyncEngine } from '../src/sync/engine';
 import { BedrockPromptSource } from '../src/sync/sources/bedrock';
 import { DirectoryPromptSource } from '../src/sync/sources/directory';
@@ -109,7 +109,7 @@ async function quotaCeiling(ddb: ReturnType<typeof localDynamoDBClient>, counter
     counter.reset();
     const served = await drive(SERVED_CALLS, async (i) => {
       const prompt = await client.getPrompt(ids[i % ids.length]);
-      if (prompt.templateType === 'TEXT') prompt.render({ topic: 'throughput' });
+      if (prompt.templateType === 'TEXT') render(prompt, { topic: 'throughput' });
     });
     const stats = client.stats();
     report(`PromptClient, ${SERVED_CALLS} calls`, served,

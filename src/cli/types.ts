@@ -1,7 +1,7 @@
 /**
  * `cdk-prompt-serving types`: typed prompts. Reads the prompts of a prompts-as-code directory (`--directory`) or the
  * CURRENT items of a deployed table (`--table`) and prints a TypeScript declaration file that fills the runtime's
- * `PromptCatalog` (so `getPrompt('id').render(…)` takes exactly that prompt's variables), or with `--python` a `.pyi`
+ * `PromptCatalog` (so `render(await getPrompt('id'), …)` takes exactly that prompt's variables), or with `--python` a `.pyi`
  * stub declaring `TypedPromptClient` (a `PromptClient` whose `get_prompt('id')` returns a prompt whose `render` takes a
  * `TypedDict` of its variables).
  *
@@ -22,7 +22,7 @@ import { readPromptFiles, scanPromptDirectory } from '../sync/sources/directory'
 export const TYPES_USAGE = `Usage: cdk-prompt-serving types (--directory DIR | --table TABLE) [--python]
 
 Print type declarations of the prompts' variables on stdout:
-  TypeScript (default): a .d.ts that makes getPrompt('id').render(...) take exactly
+  TypeScript (default): a .d.ts that makes render(getPrompt('id'), ...) take exactly
       that prompt's variables:    cdk-prompt-serving types --directory prompts > prompts.d.ts
   --python: a .pyi stub declaring TypedPromptClient for mypy / pyright:
       cdk-prompt-serving types --python --directory prompts > prompts.pyi

@@ -148,7 +148,7 @@ export class PromptClient {
    * @example
    * const prompt = await prompts.getPrompt('support-triage');
    * if (prompt.templateType === 'TEXT') {
-   *   const text = prompt.render({ ticket: event.body });
+   *   const text = render(prompt, { ticket: event.body }); // render from 'cdk-prompt-serving/runtime'
    * }
    * const pinned = await prompts.getPrompt('support-triage', { version: 3 });
    * // A label, with the caller's user id picking the arm while the label has a rollout:

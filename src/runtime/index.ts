@@ -5,14 +5,14 @@
  * runtime), never `aws-cdk-lib` or `constructs`, so a function bundle stays small. Not part of the jsii API.
  *
  * @example
- * import { PromptClient, PromptNotFoundError } from 'cdk-prompt-serving/runtime';
+ * import { PromptClient, render } from 'cdk-prompt-serving/runtime';
  *
  * const prompts = new PromptClient();
  *
  * export const handler = async (event: { question: string }) => {
  *   const prompt = await prompts.getPrompt('support-answer');
  *   if (prompt.templateType !== 'CHAT') throw new Error('expected a CHAT prompt');
- *   const { messages, system } = prompt.render({ question: event.question });
+ *   const { messages, system } = render(prompt, { question: event.question });
  *   // … ConverseCommand({ modelId: prompt.modelId, messages, system, inferenceConfig: prompt.inferenceConfig })
  * };
  */
@@ -24,6 +24,8 @@ export type { PromptFallback } from './fallback';
 export type { PromptClientOptions } from './options';
 export { Defaults, EnvVars, MAX_TIMER_MS } from './options';
 export type { Prompt, PromptBase, PromptRollout, TextPrompt, ChatPrompt, RenderedChat, PromptVariables, RenderOptions } from './prompt';
+export { render } from './render';
+export type { RenderArgs, RenderArgsFor, RenderResult } from './render';
 export { PromptServingError, PromptNotFoundError, PromptRenderError, PromptStoreError } from './errors';
 export { l2Key } from './l2';
 export type { PromptCacheL2 } from './l2';

@@ -4,7 +4,6 @@
  */
 import { PromptStoreError } from './errors';
 import { Provenance, provenance as newProvenance, ReadSource } from './provenance';
-import { fillJson, fillText, jsonStrings, PromptVariables, RenderOptions, renderPlan, resolveVariables } from './render';
 import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
 import { Attr, MAX_VERSION_NUMBER, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
 
@@ -72,14 +71,6 @@ export interface TextPrompt extends PromptBase {
   readonly templateType: typeof TEMPLATE_TEXT;
   /** The template. */
   readonly text: string;
-  /**
-   * Fills every `{{name}}` of the template. Strict: every placeholder needs a string, number or boolean value, and a
-   * variable the prompt neither uses nor declares is refused unless `{ allowExtra: true }` (see `render.ts`).
-   * @throws PromptRenderError listing every missing, unexpected and invalid variable
-   * @example
-   * const text = prompt.render({ customer: 'Ana', topic: 'billing' });
-   */
-  render(variables?: PromptVariables, options?: RenderOptions): string;
 }
 
 /** A conversation prompt (`template_type = CHAT`). */
@@ -89,19 +80,9 @@ export interface ChatPrompt extends PromptBase {
   readonly messages: readonly JsonValue[];
   /** System prompt blocks (`system`), e.g. `[{ text: 'You are …' }]`; empty if none. */
   readonly system: readonly JsonValue[];
-  /**
-   * Fills every `{{name}}` in every string of `messages` and `system`; returns new arrays. Blocks without a variable
-   * (and `cachePoint` blocks) come out unchanged, keys in the stored order, so everything before the first variable
-   * serialises byte-identically from render to render (Bedrock's prompt cache hits). Strict as `TextPrompt.render`.
-   * @throws PromptRenderError listing every missing, unexpected and invalid variable
-   * @example
-   * const { messages, system } = prompt.render({ question });
-   * await bedrock.send(new ConverseCommand({ modelId: prompt.modelId, messages, system }));
-   */
-  render(variables?: PromptVariables, options?: RenderOptions): RenderedChat;
 }
 
-/** A served prompt; narrow on `templateType` to get the matching `render` result. */
+/** A served prompt; narrow on `templateType` to get the matching `render(prompt, …)` result (render.ts). */
 export type Prompt = TextPrompt | ChatPrompt;
 
 /** Whether a stored item is a tombstone (`status = DELETED`). */
@@ -226,10 +207,6 @@ class ServedTextPrompt extends ServedPrompt implements TextPrompt {
     super(base, source);
   }
 
-  render(variables: PromptVariables = {}, options?: RenderOptions): string {
-    const plan = renderPlan(this.content, () => [this.text], this.inputVariables);
-    return fillText(this.text, resolveVariables(this.id, this.version, plan, variables, options));
-  }
 }
 
 class ServedChatPrompt extends ServedPrompt implements ChatPrompt {
@@ -239,11 +216,6 @@ class ServedChatPrompt extends ServedPrompt implements ChatPrompt {
     super(base, source);
   }
 
-  render(variables: PromptVariables = {}, options?: RenderOptions): RenderedChat {
-    const plan = renderPlan(this.content, () => jsonStrings([this.system, this.messages]), this.inputVariables);
-    const texts = resolveVariables(this.id, this.version, plan, variables, options);
-    return { messages: this.messages.map((m) => fillJson(m, texts)), system: this.system.map((b) => fillJson(b, texts)) };
-  }
 }
 
 /** Freezes a decoded item's content so one caller cannot change what the next one is served. */

@@ -17,7 +17,9 @@
  * - Every problem is found before anything is filled, and reported in one `PromptRenderError` (`missing`, `extra`,
  *   `invalid`). Values are inserted verbatim in one pass: a value containing `{{…}}` is never expanded again.
  */
-import { PromptRenderError } from './errors';
+import { PromptRenderError, PromptServingError } from './errors';
+import type { ChatPrompt, Prompt, RenderedChat, TextPrompt } from './prompt';
+import type { PromptVariablesOf } from './typed';
 import { canonicalJson, JsonValue, setOwn } from '../schema/checksum';
 import { TEMPLATE_VARIABLE, templateVariables } from '../schema/template';
 
@@ -46,6 +48,52 @@ export interface RenderOptions {
    * @default - only the prompt's own `json_variables`
    */
   readonly jsonVariables?: readonly string[];
+}
+
+/** `render`'s parameters after the prompt: the variables are optional only when the prompt takes none. */
+export type RenderArgs<V> = Record<string, never> extends V ? [variables?: V, options?: RenderOptions] : [variables: V, options?: RenderOptions];
+
+/**
+ * What `render` takes after a prompt: a typed prompt's own variables (`cdk-prompt-serving types`, typed.ts), else any
+ * `PromptVariables`.
+ */
+export type RenderArgsFor<P extends Prompt> = P extends { readonly [PromptVariablesOf]: infer V } ? RenderArgs<V>
+  : [variables?: PromptVariables, options?: RenderOptions];
+
+/** What `render` returns for a prompt: a string for TEXT, `{ messages, system }` for CHAT (either for an unnarrowed `Prompt`). */
+export type RenderResult<P extends Prompt> = P extends TextPrompt ? string : P extends ChatPrompt ? RenderedChat : never;
+
+/**
+ * Fills every `{{name}}` of a prompt `getPrompt` returned. TEXT: the template, as a string. CHAT: every string in
+ * `messages` and `system`, as new arrays; blocks without a variable (and `cachePoint` blocks) come out unchanged, keys
+ * in the stored order, so everything before the first variable serialises byte-identically from render to render
+ * (Bedrock's prompt cache hits). Strict: every placeholder needs a string, number or boolean value (any JSON value
+ * for a name in `json_variables` or `jsonVariables`), and a variable the prompt neither uses nor declares is refused
+ * unless `{ allowExtra: true }`. A module function, not a method, so a reader that never renders bundles none of it.
+ * For a typed prompt (`cdk-prompt-serving types`) the variables are checked by `tsc` as well.
+ *
+ * @throws PromptRenderError listing every missing, unexpected and invalid variable
+ * @example
+ * import { PromptClient, render } from 'cdk-prompt-serving/runtime';
+ * const prompt = await prompts.getPrompt('support-answer');
+ * if (prompt.templateType === 'CHAT') {
+ *   const { messages, system } = render(prompt, { question });
+ *   await bedrock.send(new ConverseCommand({ modelId: prompt.modelId, messages, system }));
+ * }
+ */
+export function render<P extends Prompt>(prompt: P, ...args: RenderArgsFor<P>): RenderResult<P>;
+// The implementation's `variables` is what a caller typed as its prompt's own variables, checked at run time below.
+export function render(prompt: Prompt, variables: unknown = {}, options?: RenderOptions): string | RenderedChat {
+  if (prompt?.templateType === 'TEXT') {
+    const plan = renderPlan(prompt.content, () => [prompt.text], prompt.inputVariables);
+    return fillText(prompt.text, resolveVariables(prompt.id, prompt.version, plan, variables as PromptVariables, options));
+  }
+  if (prompt?.templateType !== 'CHAT') {
+    throw new PromptServingError('render(prompt, variables) takes a prompt `getPrompt` returned as its first argument');
+  }
+  const plan = renderPlan(prompt.content, () => jsonStrings([prompt.system, prompt.messages]), prompt.inputVariables);
+  const texts = resolveVariables(prompt.id, prompt.version, plan, variables as PromptVariables, options);
+  return { messages: prompt.messages.map((m) => fillJson(m, texts)), system: prompt.system.map((b) => fillJson(b, texts)) };
 }
 
 /** Content field listing the variables that take JSON values (front matter `json_variables:`). */

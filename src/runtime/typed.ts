@@ -1,14 +1,14 @@
 /**
  * Typed prompts: `cdk-prompt-serving types` writes a declaration file that fills {@link PromptCatalog} (module
- * augmentation of `cdk-prompt-serving/runtime`), so `getPrompt('support/triage')` returns a prompt whose `render`
- * argument lists that prompt's variables: a renamed or misspelt variable fails `tsc`, not production. Without the
+ * augmentation of `cdk-prompt-serving/runtime`), so `getPrompt('support/triage')` returns a prompt that
+ * `render(prompt, variables)` (render.ts) takes only with that prompt's variables: a renamed or misspelt variable fails
+ * `tsc`, not production. Without the
  * generated file the catalog is empty and every id gives the untyped `Prompt`. A labeled read (`getPrompt(id, { label,
- * stickinessKey })`) has the same render signature as the CURRENT read: the types describe the prompt files (or the
+ * stickinessKey })`) renders with the same variables as the CURRENT read: the types describe the prompt files (or the
  * CURRENT items) they were generated from, so a label or rollout arm on a version with other variables is caught by
  * `render`'s run-time check, not by `tsc`. Types only: nothing here exists at run time.
  */
-import type { ChatPrompt, Prompt, RenderedChat, TextPrompt } from './prompt';
-import type { RenderOptions } from './render';
+import type { ChatPrompt, Prompt, TextPrompt } from './prompt';
 
 export type { TemplateJson, TemplateValue } from './render';
 
@@ -20,17 +20,17 @@ export type { TemplateJson, TemplateValue } from './render';
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface PromptCatalog {}
 
-/** `render`'s parameters: the variables are optional only when the prompt takes none. */
-type RenderArgs<V> = Record<string, never> extends V ? [variables?: V, options?: RenderOptions] : [variables: V, options?: RenderOptions];
+/** The key of a typed prompt's variables type (types only: no prompt has this property at run time). */
+export declare const PromptVariablesOf: unique symbol;
 
-/** A TEXT prompt whose `render` takes exactly its variables. */
-export interface TypedTextPrompt<V> extends Omit<TextPrompt, 'render'> {
-  render(...args: RenderArgs<V>): string;
+/** A TEXT prompt that `render(prompt, variables)` takes only with exactly its variables. */
+export interface TypedTextPrompt<V> extends TextPrompt {
+  readonly [PromptVariablesOf]: V;
 }
 
-/** A CHAT prompt whose `render` takes exactly its variables. */
-export interface TypedChatPrompt<V> extends Omit<ChatPrompt, 'render'> {
-  render(...args: RenderArgs<V>): RenderedChat;
+/** A CHAT prompt that `render(prompt, variables)` takes only with exactly its variables. */
+export interface TypedChatPrompt<V> extends ChatPrompt {
+  readonly [PromptVariablesOf]: V;
 }
 
 /** What `getPrompt(id)` returns: the typed prompt for an id in the catalog, else `Prompt`. */

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
-import { PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError } from '../../src/runtime';
+import { PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError, render } from '../../src/runtime';
 import { resolveOptions } from '../../src/runtime/options';
 import { promptFromItem } from '../../src/runtime/prompt';
 import { ValkeyL2 } from '../../src/runtime/valkey';
@@ -103,7 +103,7 @@ describe('render', () => {
       if (c.error) {
         let caught: unknown;
         try {
-          prompt.render(c.variables, c.options);
+          render(prompt, c.variables, c.options);
         } catch (err) {
           caught = err;
         }
@@ -112,7 +112,7 @@ describe('render', () => {
         expect((caught as Error).message).toBe(c.error.message);
         return;
       }
-      expect(prompt.render(c.variables, c.options)).toEqual(c.expected);
+      expect(render(prompt, c.variables, c.options)).toEqual(c.expected);
     });
   }
 });

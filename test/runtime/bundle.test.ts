@@ -23,12 +23,12 @@ const BUDGET_BYTES = 49 * 1024;
 const root = path.resolve(__dirname, '../..');
 
 const handler = `
-import { PromptClient, PromptNotFoundError } from 'cdk-prompt-serving/runtime';
+import { PromptClient, PromptNotFoundError, render } from 'cdk-prompt-serving/runtime';
 const prompts = new PromptClient();
 export const handler = async (event: { promptId: string; variables: Record<string, string> }) => {
   try {
     const prompt = await prompts.getPrompt(event.promptId);
-    return prompt.templateType === 'TEXT' ? prompt.render(event.variables) : prompt.render(event.variables).messages;
+    return prompt.templateType === 'TEXT' ? render(prompt, event.variables) : render(prompt, event.variables).messages;
   } catch (e) {
     if (e instanceof PromptNotFoundError) return { statusCode: 404 };
     throw e;
@@ -53,23 +53,23 @@ export const handler = async (event: { promptId: string }) => (await prompts.get
   {
     name: 'the README reader (preload, getPrompt, render)',
     budget: 43 * 1024,
-    contents: `import { PromptClient } from 'cdk-prompt-serving/runtime';
+    contents: `import { PromptClient, render } from 'cdk-prompt-serving/runtime';
 const prompts = new PromptClient();
 void prompts.preload(['summarize']);
 export const handler = async (event: { variables: Record<string, string> }) => {
   const prompt = await prompts.getPrompt('summarize');
-  const request = prompt.render(event.variables);
+  const request = render(prompt, event.variables);
   return { prompt: prompt.id, version: prompt.version, request };
 };`,
   },
   {
     name: 'a label with a rollout',
     budget: 49 * 1024,
-    contents: `import { labels, PromptClient } from 'cdk-prompt-serving/runtime';
+    contents: `import { labels, PromptClient, render } from 'cdk-prompt-serving/runtime';
 const prompts = new PromptClient({ features: [labels] });
 export const handler = async (event: { userId: string; variables: Record<string, string> }) => {
   const prompt = await prompts.getPrompt('support-answer', { label: 'production', stickinessKey: event.userId });
-  return { version: prompt.version, rollout: prompt.rollout, request: prompt.render(event.variables) };
+  return { version: prompt.version, rollout: prompt.rollout, request: render(prompt, event.variables) };
 };`,
   },
 ];

@@ -4,7 +4,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fakeDate, publish, textContent } from './fixtures';
-import { MAX_TIMER_MS, PromptCacheL2, PromptClient, PromptNotFoundError, PromptServingError } from '../../src/runtime';
+import { MAX_TIMER_MS, PromptCacheL2, PromptClient, PromptNotFoundError, PromptServingError, render } from '../../src/runtime';
 import { CURRENT, encodeFillValue, l2FillKey } from '../../src/schema';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -59,7 +59,7 @@ test('fallback is served only when nothing can be read, and never for a prompt t
   const served = await prompts.getPrompt('greeting', { fallback: { text: 'Hi {{name}}' } });
   // THEN the fallback is returned, flagged stale, version 0, and renders
   expect(served).toMatchObject({ id: 'greeting', version: 0, stale: true, templateType: 'TEXT', inputVariables: ['name'] });
-  expect(served.templateType === 'TEXT' && served.render({ name: 'Ana' })).toBe('Hi Ana');
+  expect(served.templateType === 'TEXT' && render(served, { name: 'Ana' })).toBe('Hi Ana');
   expect(prompts.stats().fallbackServes).toBe(1);
   // AND without one the read fails
   await expect(prompts.getPrompt('greeting')).rejects.toThrow(/ECONNREFUSED|failed|timed out/);

@@ -5,7 +5,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { publish } from './fixtures';
-import { ChatPrompt, PromptClient } from '../../src/runtime';
+import { ChatPrompt, PromptClient, render } from '../../src/runtime';
 import { parsePromptFile } from '../../src/sync/sources/directory';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
@@ -56,8 +56,8 @@ test('everything up to the last cache point before the first variable is byte-id
   const cut = lastCachePoint + '{"cachePoint":{"type":"default"}}'.length;
   expect(lastCachePoint).toBeGreaterThan(0);
   // WHEN
-  const a = request(prompt.render({ customer: 'Ana', question: 'Where is section 4?' }));
-  const b = request(prompt.render({ customer: 'Bo {{question}}', question: '\u{1F600}'.repeat(1000) }));
+  const a = request(render(prompt, { customer: 'Ana', question: 'Where is section 4?' }));
+  const b = request(render(prompt, { customer: 'Bo {{question}}', question: '\u{1F600}'.repeat(1000) }));
   // THEN
   expect(a.slice(0, cut)).toBe(template.slice(0, cut));
   expect(b.slice(0, cut)).toBe(template.slice(0, cut));
@@ -78,7 +78,7 @@ function keyOrder(value: unknown, out: string[][] = []): string[][] {
 
 test('key order is exactly the served copy\'s, in every object of system and messages', () => {
   // WHEN
-  const out = prompt.render({ customer: 'Ana', question: 'q' });
+  const out = render(prompt, { customer: 'Ana', question: 'q' });
   // THEN (DynamoDB maps do not keep the file's key order; render keeps the order of the copy it renders, and the
   // AWS SDK writes Converse shapes in its own member order, so the request bytes do not depend on it)
   expect(keyOrder(out.system)).toEqual(keyOrder(prompt.system));

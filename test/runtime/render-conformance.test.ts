@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PromptRenderError, PromptVariables, RenderOptions } from '../../src/runtime';
+import { PromptRenderError, PromptVariables, RenderOptions, render } from '../../src/runtime';
 import { promptFromItem } from '../../src/runtime/prompt';
 
 interface RenderCase {
@@ -36,7 +36,7 @@ test.each(CASES.map((c) => [c.name, c] as const))('%s', (_name, c) => {
   if (c.error !== undefined) {
     let caught: unknown;
     try {
-      prompt.render(variables, c.options);
+      render(prompt, variables, c.options);
     } catch (err) {
       caught = err;
     }
@@ -52,7 +52,7 @@ test.each(CASES.map((c) => [c.name, c] as const))('%s', (_name, c) => {
     expect(error.message).toBe(c.error.message);
     return;
   }
-  const out = prompt.render(variables, c.options);
+  const out = render(prompt, variables, c.options);
   expect(out).toEqual(expand(c.expected, c.repeat));
   if (c.expectedJson !== undefined) expect(JSON.stringify(out)).toBe(c.expectedJson);
 });

@@ -70,7 +70,7 @@ describe('TypeScript', () => {
 
   /** `tsc -p` over prompts.d.ts and `app.ts` holding `body`; the error lines. */
   function tsc(body: string): string[] {
-    fs.writeFileSync(path.join(dir, 'app.ts'), 'import { PromptClient } from \'cdk-prompt-serving/runtime\';\n'
+    fs.writeFileSync(path.join(dir, 'app.ts'), 'import { PromptClient, render, type RenderedChat } from \'cdk-prompt-serving/runtime\';\n'
       + `const prompts = new PromptClient({ tableName: 't' });\nexport async function handler(): Promise<unknown> {\n${body}\n}\n`);
     const run = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8', timeout: 120_000 });
     if (run.status === null) throw new Error(`tsc did not finish: ${run.error}`);
@@ -80,29 +80,32 @@ describe('TypeScript', () => {
   test('a reader that passes exactly each prompt\'s variables compiles (JSON for json_variables, optional declared names, odd names)', () => {
     expect(tsc([
       '  const greeting = await prompts.getPrompt(\'greeting\');',
-      '  const a: string = greeting.render({ name: \'Ana\', product: { sku: [1, 2], tags: null } });',
-      '  const b: string = greeting.render({ name: 3, product: \'x\', tone: true }, { allowExtra: false });',
-      '  const { messages, system } = (await prompts.getPrompt(\'chat\')).render({ topic: \'billing\', question: \'q\' });',
-      '  const c: string = (await prompts.getPrompt(\'static\')).render();',
-      '  const d: string = (await prompts.getPrompt(\'support/odd-names\')).render({ \'user.name\': \'U\', \'first-name\': \'F\', \'__proto__\': \'P\' });',
+      '  const a: string = render(greeting, { name: \'Ana\', product: { sku: [1, 2], tags: null } });',
+      '  const b: string = render(greeting, { name: 3, product: \'x\', tone: true }, { allowExtra: false });',
+      '  const { messages, system } = render(await prompts.getPrompt(\'chat\'), { topic: \'billing\', question: \'q\' });',
+      '  const c: string = render(await prompts.getPrompt(\'static\'));',
+      '  const d: string = render(await prompts.getPrompt(\'support/odd-names\'), { \'user.name\': \'U\', \'first-name\': \'F\', \'__proto__\': \'P\' });',
       '  const id: string = \'chosen-at-run-time\';',
       '  const untyped = await prompts.getPrompt(id);',
-      '  const e = untyped.templateType === \'TEXT\' ? untyped.render({ anything: 1 }) : untyped.render({}).messages;',
+      '  const e = untyped.templateType === \'TEXT\' ? render(untyped, { anything: 1 }) : render(untyped, {}).messages;',
+      '  const either: string | RenderedChat = render(untyped, { anything: 1 });',
       '  const labeled = await prompts.getPrompt(\'greeting\', { label: \'production\', stickinessKey: \'user-1\' });',
-      '  const f: string = labeled.render({ name: \'Ana\', product: \'x\' });',
+      '  const f: string = render(labeled, { name: \'Ana\', product: \'x\' });',
       '  const arm: \'A\' | \'B\' | undefined = labeled.rollout?.arm;',
-      '  const g = (await prompts.getPrompt(\'chat\', { label: \'staging\' })).render({ topic: \'t\', question: \'q\' }).messages;',
-      '  return [a, b, messages, system, c, d, e, f, arm, labeled.label, labeled.provenance.source, g];',
+      '  const g = render(await prompts.getPrompt(\'chat\', { label: \'staging\' }), { topic: \'t\', question: \'q\' }).messages;',
+      '  return [a, b, messages, system, c, d, e, either, f, arm, labeled.label, labeled.provenance.source, g];',
     ].join('\n'))).toEqual([]);
   });
 
   test.each([
-    ['a renamed variable', 'greeting.render({ customerName: \'Ana\', product: \'x\' })', /customerName/],
-    ['a missing variable', 'greeting.render({ product: \'x\' })', /Argument of type '\{ product: string; \}' is not assignable/],
-    ['an object for a plain variable', 'greeting.render({ name: { first: \'Ana\' }, product: \'x\' })', /not assignable to type 'TemplateValue'/],
-    ['no variables at all', 'greeting.render()', /Expected 1-2 arguments, but got 0/],
-    ['a variable for a prompt that takes none', '(await prompts.getPrompt(\'static\')).render({ x: \'1\' })', /not assignable/],
-    ['a renamed variable in a labeled read', '(await prompts.getPrompt(\'greeting\', { label: \'production\' })).render({ customerName: \'Ana\', product: \'x\' })', /customerName/],
+    ['a renamed variable', 'render(greeting, { customerName: \'Ana\', product: \'x\' })', /customerName/],
+    ['a missing variable', 'render(greeting, { product: \'x\' })', /Argument of type '\{ product: string; \}' is not assignable/],
+    ['an object for a plain variable', 'render(greeting, { name: { first: \'Ana\' }, product: \'x\' })', /not assignable to type 'TemplateValue'/],
+    ['no variables at all', 'render(greeting)', /Expected 2-3 arguments, but got 1/],
+    ['a variable for a prompt that takes none', 'render(await prompts.getPrompt(\'static\'), { x: \'1\' })', /not assignable/],
+    ['a renamed variable in a labeled read', 'render(await prompts.getPrompt(\'greeting\', { label: \'production\' }), { customerName: \'Ana\', product: \'x\' })', /customerName/],
+    ['a TEXT prompt\'s result used as a CHAT one', 'render(greeting, { name: \'Ana\', product: \'x\' }).messages', /Property 'messages' does not exist on type 'string'/],
+    ['an unnarrowed prompt\'s result used as a string', '(render(await prompts.getPrompt(String(greeting.id)), {}) satisfies string)', /not assignable to type 'string'|does not satisfy/],
   ])('%s fails tsc', (_what, call, message) => {
     const errors = tsc(`  const greeting = await prompts.getPrompt('greeting');\n  return ${call};`);
     expect(errors.length).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 /** render() of TEXT and CHAT prompts read from DynamoDB Local. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { chatContent, publish, textContent } from './fixtures';
-import { ChatPrompt, PromptClient, PromptRenderError, TextPrompt } from '../../src/runtime';
+import { ChatPrompt, PromptClient, PromptRenderError, PromptServingError, TextPrompt, render } from '../../src/runtime';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
 
 let ddb: DynamoDBClient;
@@ -35,14 +35,14 @@ async function chat(): Promise<ChatPrompt> {
 
 test('TEXT: fills every placeholder, spaces inside braces allowed, numbers printed', async () => {
   // WHEN
-  const out = (await text()).render({ 'name': 'Ana', 'order.id': 'A-17', 'days': 3 });
+  const out = render(await text(), { 'name': 'Ana', 'order.id': 'A-17', 'days': 3 });
   // THEN
   expect(out).toBe('Dear Ana, your order A-17 ships in 3 days. Ana!');
 });
 
 test('TEXT: values are inserted verbatim, never scanned for placeholders again', async () => {
   // WHEN
-  const out = (await text()).render({ 'name': '{{days}}', 'order.id': '$&', 'days': 1 });
+  const out = render(await text(), { 'name': '{{days}}', 'order.id': '$&', 'days': 1 });
   // THEN
   expect(out).toBe('Dear {{days}}, your order $& ships in 1 days. {{days}}!');
 });
@@ -61,7 +61,7 @@ test('TEXT: throws PromptRenderError naming every missing variable', async () =>
   // GIVEN
   const prompt = await text();
   // WHEN
-  const error = thrown(() => prompt.render({ name: 'Ana', days: null }));
+  const error = thrown(() => render(prompt, { name: 'Ana', days: null }));
   // THEN
   expect(error).toBeInstanceOf(PromptRenderError);
   expect(error.name).toBe('PromptRenderError');
@@ -75,14 +75,14 @@ test('TEXT: inherited object properties are not values', async () => {
   await publish(ddb, table, 'proto', 1, textContent('{{constructor}} {{toString}}'));
   const prompt = await prompts.getPrompt('proto');
   // THEN
-  expect(thrown(() => prompt.render({})).missingVariables).toEqual(['constructor', 'toString']);
+  expect(thrown(() => render(prompt, {})).missingVariables).toEqual(['constructor', 'toString']);
 });
 
 test('CHAT: fills system and messages, returning new arrays and leaving the prompt unchanged', async () => {
   // GIVEN
   const prompt = await chat();
   // WHEN
-  const out = prompt.render({ product: 'Widgets', name: 'Ana', question: 'Where is my order?' });
+  const out = render(prompt, { product: 'Widgets', name: 'Ana', question: 'Where is my order?' });
   // THEN
   expect(out).toEqual({
     system: [{ text: 'You support Widgets.' }],
@@ -98,7 +98,7 @@ test('CHAT: throws PromptRenderError naming every missing variable across system
   // GIVEN
   const prompt = await chat();
   // WHEN
-  const error = thrown(() => prompt.render({ name: 'Ana' }));
+  const error = thrown(() => render(prompt, { name: 'Ana' }));
   // THEN
   expect(error).toBeInstanceOf(PromptRenderError);
   expect(error.missingVariables).toEqual(['product', 'question']);
@@ -125,7 +125,7 @@ describe('values JSON cannot carry (the fixtures cannot either)', () => {
     const prompt = await text();
     // WHEN
     // `as never`: what untyped code (or a cast) can pass; the type refuses it at compile time
-    const error = thrown(() => prompt.render({ 'name': value as never, 'order.id': 'A', 'days': 1 }));
+    const error = thrown(() => render(prompt, { 'name': value as never, 'order.id': 'A', 'days': 1 }));
     // THEN
     expect(error.invalid).toEqual(['name']);
     expect(error.missing).toEqual([]);
@@ -138,7 +138,7 @@ describe('values JSON cannot carry (the fixtures cannot either)', () => {
     // GIVEN
     const prompt = await text();
     // WHEN
-    const error = thrown(() => prompt.render({ 'name': value as never, 'order.id': 'A', 'days': 1 }, { jsonVariables: ['name'] }));
+    const error = thrown(() => render(prompt, { 'name': value as never, 'order.id': 'A', 'days': 1 }, { jsonVariables: ['name'] }));
     // THEN
     expect(error.invalid).toEqual(['name']);
   });
@@ -147,7 +147,7 @@ describe('values JSON cannot carry (the fixtures cannot either)', () => {
     // GIVEN
     const prompt = await text();
     // WHEN
-    const out = prompt.render({ 'name': { b: 1, a: undefined } as never, 'order.id': 'A', 'days': 1 }, { jsonVariables: ['name'] });
+    const out = render(prompt, { 'name': { b: 1, a: undefined } as never, 'order.id': 'A', 'days': 1 }, { jsonVariables: ['name'] });
     // THEN
     expect(out).toBe('Dear {"b":1}, your order A ships in 1 days. {"b":1}!');
   });
@@ -158,10 +158,22 @@ describe('values JSON cannot carry (the fixtures cannot either)', () => {
     // eslint-disable-next-line no-sparse-arrays
     const sparse = [1, , 2, [, 'x'], { k: [,] }];
     // WHEN
-    const out = prompt.render({ 'name': sparse as never, 'order.id': 'A', 'days': 1 }, { jsonVariables: ['name'] });
+    const out = render(prompt, { 'name': sparse as never, 'order.id': 'A', 'days': 1 }, { jsonVariables: ['name'] });
     // THEN valid JSON, the same text as JSON.stringify gives
     const expected = '[1,null,2,[null,"x"],{"k":[null]}]';
     expect(JSON.stringify(sparse)).toBe(expected);
     expect(out).toBe(`Dear ${expected}, your order A ships in 1 days. ${expected}!`);
   });
+});
+
+test('render is a function of the module: the prompt has no render method, and anything but a prompt is refused naming the fix', async () => {
+  // GIVEN a served prompt
+  const prompt = await text();
+  // THEN it carries no render method (a reader that never renders bundles none of it)
+  expect((prompt as unknown as { render?: unknown }).render).toBeUndefined();
+  // AND render refuses what getPrompt did not return
+  for (const notAPrompt of [undefined, null, {}, 'text']) {
+    expect(() => render(notAPrompt as never, {})).toThrow(PromptServingError);
+    expect(() => render(notAPrompt as never, {})).toThrow('render(prompt, variables) takes a prompt `getPrompt` returned as its first argument');
+  }
 });
