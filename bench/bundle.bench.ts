@@ -84,9 +84,9 @@ const HANDLERS: Record<string, string> = {
   'getPrompt only': `import { PromptClient } from '${ROOT}/src/runtime/index';
 const prompts = new PromptClient();
 export const handler = async (event) => (await prompts.getPrompt(event.id)).version;`,
-  'README reader (render)': `import { PromptClient, render } from '${ROOT}/src/runtime/index';
+  'README reader (render)': `import { preload, PromptClient, render } from '${ROOT}/src/runtime/index';
 const prompts = new PromptClient();
-void prompts.preload(['summarize']);
+void preload(prompts, ['summarize']);
 export const handler = async (event) => {
   const prompt = await prompts.getPrompt('summarize');
   const request = render(prompt, event.variables);

@@ -7,7 +7,7 @@
  *   npx tsx bench/cache-cold-read.bench.ts
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { PromptClient } from '../src/runtime';
+import { preload, PromptClient } from '../src/runtime';
 import { publish, textContent, writeCatalog } from '../test/runtime/fixtures';
 import { startDynamoDBLocal } from '../test/support/dynamodb-local';
 import { createServingTable, localDynamoDBClient } from '../test/support/table';
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     return `| ${label} | ${pct(times, 0.5).toFixed(3)} s | ${pct(times, 0.99).toFixed(3)} s |`;
   };
   const rows = [
-    await run('before: catalog, then prompt (two round trips)', async (c) => { await c.preload(); await c.getPrompt('greeting'); }),
+    await run('before: catalog, then prompt (two round trips)', async (c) => { await preload(c); await c.getPrompt('greeting'); }),
     await run('after: one BatchGetItem of catalog and prompt', (c) => c.getPrompt('greeting')),
   ];
   console.log([`| first read of ${CLIENTS} cold clients, store latency ${STORE_LATENCY_MS / 1000} s per request | p50 | p99 |`, '|---|---|---|', ...rows].join('\n'));

@@ -43,14 +43,14 @@ const STREAM_POLL_MS = 250;
 
 /** The reader every simulated container runs: `new PromptClient()` with no options (the defaults), driven by op. */
 const READER = `
-import { PromptClient } from 'cdk-prompt-serving/runtime';
+import { preload, PromptClient } from 'cdk-prompt-serving/runtime';
 const prompts = new PromptClient();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const handler = async (event) => {
   if (event.op === 'start') {
     const started = Date.now();
     let failed = 0, preloadFailed = 0;
-    await prompts.preload(event.ids).catch(() => { preloadFailed++; });
+    await preload(prompts, event.ids).catch(() => { preloadFailed++; });
     for (const id of event.ids) await prompts.getPrompt(id).catch(() => { failed++; });
     return { ms: Date.now() - started, failed, preloadFailed, stats: prompts.stats() };
   }

@@ -51,7 +51,7 @@ const PAUSE_MS = 100;
 
 /** The reader: `new PromptClient()` (defaults). `load` reads every prompt past memory, round after round. */
 const READER = `
-import { PromptClient } from 'cdk-prompt-serving/runtime';
+import { preload, PromptClient } from 'cdk-prompt-serving/runtime';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
@@ -98,7 +98,7 @@ const prompts = new PromptClient();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const handler = async (event) => {
   if (event.op === 'start') {
-    await prompts.preload(event.ids).catch(() => undefined);
+    await preload(prompts, event.ids).catch(() => undefined);
     for (const id of event.ids) await prompts.getPrompt(id).catch(() => undefined);
     return prompts.stats();
   }

@@ -8,7 +8,7 @@
  */
 import { DynamoDBProvider } from '@aws-lambda-powertools/parameters/dynamodb';
 import { CreateTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { Prompt, PromptClient, PromptClientOptions } from '../src/runtime';
+import { preload, Prompt, PromptClient, PromptClientOptions } from '../src/runtime';
 import { logGetItemKeys, publish, textContent, writeCatalog } from '../test/runtime/fixtures';
 import { CallCounter } from '../test/support/call-counter';
 import { startDynamoDBLocal } from '../test/support/dynamodb-local';
@@ -133,7 +133,7 @@ async function counts(setup: Setup): Promise<string[]> {
     const a = newOurs(setup, setup.servingTable);
     await Promise.all(Array.from({ length: CONCURRENT }, () => a.prompts.getPrompt('prompt-0')));
     const b = newOurs(setup, setup.servingTable);
-    await b.prompts.preload();
+    await preload(b.prompts);
     b.counter.reset();
     await Promise.all(Array.from({ length: CONCURRENT }, () => b.prompts.getPrompt('prompt-0')));
     const p = newPowertools(setup);
@@ -152,7 +152,7 @@ async function counts(setup: Setup): Promise<string[]> {
     const lazy = newOurs(setup, setup.servingTable);
     await manyReads(() => lazy.prompts.getPrompt('no-such-prompt'), CONCURRENT);
     const preloaded = newOurs(setup, setup.servingTable);
-    await preloaded.prompts.preload();
+    await preload(preloaded.prompts);
     preloaded.counter.reset();
     await manyReads(() => preloaded.prompts.getPrompt('no-such-prompt'), CONCURRENT);
     const p = newPowertools(setup);
@@ -232,7 +232,7 @@ async function main(): Promise<void> {
     // Cached-read clients: warmed, then only memory is exercised.
     const a = newOurs(setup, setup.servingTable, { maxAgeSeconds: 3600 });
     ours = a.prompts;
-    await ours.preload(ids);
+    await preload(ours, ids);
     for (const id of ids) await ours.getPrompt(id, PINNED);
     const p = newPowertools(setup);
     powertools = p.provider;

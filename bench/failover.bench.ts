@@ -93,11 +93,11 @@ http.createServer((req, res) => {
 
 /** The reader: served by the L2, then (on "go" from stdin, after the cache died) one read that goes to the table. */
 const READER = `
-import { PromptClient } from ${JSON.stringify(path.resolve(__dirname, '../src/runtime'))};
+import { preload, PromptClient } from ${JSON.stringify(path.resolve(__dirname, '../src/runtime'))};
 import { TableItemReader } from ${JSON.stringify(path.resolve(__dirname, '../src/runtime/store'))};
 if (process.env.BENCH_WARMUP === 'off') TableItemReader.prototype.warmUp = () => Promise.resolve();
 const prompts = new PromptClient();
-prompts.preload([${JSON.stringify(ID)}]).then(() => prompts.getPrompt(${JSON.stringify(ID)})).then(async () => {
+preload(prompts, [${JSON.stringify(ID)}]).then(() => prompts.getPrompt(${JSON.stringify(ID)})).then(async () => {
   const before = prompts.stats();
   if (before.storeReads !== 0 || before.l2Hits === 0) throw new Error('not served by the L2: ' + JSON.stringify(before));
   await new Promise((r) => setTimeout(r, 500));

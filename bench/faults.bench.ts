@@ -16,7 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Prompt, PromptClient, PromptNotFoundError } from '../src/runtime';
+import { preload, Prompt, PromptClient, PromptNotFoundError } from '../src/runtime';
 import { SyncEngine } from '../src/sync/engine';
 import { logGetItemKeys } from '../test/runtime/fixtures';
 import { CallCounter } from '../test/support/call-counter';
@@ -139,7 +139,7 @@ async function sigkillUnderReaders(): Promise<string[]> {
   for (let g = 0; g < READERS; g += 8) {
     for (let attempt = 1; ; attempt++) {
       try {
-        await Promise.all(readers.slice(g, g + 8).map((r) => r.client.preload(ids)));
+        await Promise.all(readers.slice(g, g + 8).map((r) => preload(r.client, ids)));
         break;
       } catch (err) {
         if (attempt >= 5) throw err;
@@ -253,7 +253,7 @@ async function unknownIds(gcAvailable: boolean): Promise<string[]> {
     const ddb = counter.attach(localDynamoDBClient({ maxAttempts: 1 }, local.endpoint));
     const keys = logGetItemKeys(ddb);
     const client = new PromptClient({ tableName, dynamoDBClient: ddb });
-    await client.preload(ids);
+    await preload(client, ids);
     const afterCatalog = keys.length;
     const heap = () => {
       if (gcAvailable) {

@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { build } from 'esbuild';
-import { labels, PromptClient } from '../src/runtime';
+import { labels, preload, PromptClient } from '../src/runtime';
 import { createStreamTable, poller, startCache, startHandler } from '../test/invalidation/cache-fixture';
 import { publish, textContent, writeCatalog } from '../test/runtime/fixtures';
 import { rolloutMap, writeLabel } from '../test/runtime/labels-fixtures';
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
     }
     await writeCatalog(admin, table, ids);
     client = new PromptClient({ tableName: table, dynamoDBClient: localDynamoDBClient({ maxAttempts: 1 }), maxAgeSeconds: 3600, features: [labels] });
-    await client.preload(ids, { labels: ['production', 'rolling'] });
+    await preload(client, ids, { labels: ['production', 'rolling'] });
     const cachedOnly = process.argv[4] === 'cached';
     const report = ['## Labels and rollouts', '', `Node ${process.version}, ${os.cpus().length} cores.`, '', ...await cachedReads(), '', ...(cachedOnly ? [] : await propagation())];
     process.stdout.write(report.join('\n') + '\n');

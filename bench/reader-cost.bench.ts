@@ -29,7 +29,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { build, buildSync } from 'esbuild';
-import { PromptClient } from '../src/runtime';
+import { preload, PromptClient } from '../src/runtime';
 import { Attr, checksum, CURRENT, l2ReaderAccessRules, SCHEMA_VERSION, STATUS_ACTIVE, templateVariables } from '../src/schema';
 import { toItem } from '../src/schema/ddb-codec';
 import { Env } from '../src/schema/env';
@@ -127,8 +127,8 @@ async function onLoop(n: number): Promise<void> {
 
 async function cachedReads(rows: string[]): Promise<void> {
   for (const id of ids) floorCache.set(id, { value: id, expiresAt: Date.now() + 3_600_000 });
-  await off.preload(ids);
-  await on.preload(ids);
+  await preload(off, ids);
+  await preload(on, ids);
   if (on.stats().l2Misses + on.stats().l2Hits === 0) throw new Error('the L2 was not consulted: is the cache on?');
   const loops: Record<string, (n: number) => Promise<void>> = {
     'floor: awaited `Map.get` + expiry check': floorLoop,
@@ -223,11 +223,11 @@ async function missCpu(rows: string[], endpoint: string): Promise<void> {
 
 // ---- 3 and 4: fresh processes ----
 const READER = `
-import { PromptClient } from ${JSON.stringify(path.resolve(__dirname, '../src/runtime'))};
+import { preload, PromptClient } from ${JSON.stringify(path.resolve(__dirname, '../src/runtime'))};
 const t0 = performance.now();
 const prompts = new PromptClient();
 const constructMs = performance.now() - t0;
-prompts.preload(['summarize']).then(() => prompts.getPrompt('summarize')).then((p) => {
+preload(prompts, ['summarize']).then(() => prompts.getPrompt('summarize')).then((p) => {
   if (!p.id) throw new Error('no prompt');
   const s = prompts.stats();
   process.stdout.write(JSON.stringify({ sinceStart: performance.now(), imported: t0, constructMs, l2: s.l2Hits + s.l2Misses, l2Unavailable: s.l2Unavailable }));

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { STREAM_FILTER_PATTERN } from '../src/invalidation/filter';
-import { PromptClient } from '../src/runtime';
+import { preload, PromptClient } from '../src/runtime';
 import { ValkeyL2 } from '../src/runtime/valkey';
 import { Env } from '../src/schema';
 import { createStreamTable } from '../test/invalidation/cache-fixture';
@@ -54,7 +54,7 @@ export async function cacheTier(endpoint: string): Promise<void> {
       const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }, endpoint));
       readers.push(new PromptClient({ tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 250, l2ConnectTimeoutMs: 5000 }));
     }
-    await Promise.all(readers.map(async (r) => { await r.preload(); await r.getPrompt('welcome'); }));
+    await Promise.all(readers.map(async (r) => { await preload(r); await r.getPrompt('welcome'); }));
     console.log(`${READERS} readers started cold: ${counter.count('GetItem') + counter.count('BatchGetItem')} table reads (without the tier: ${READERS * 2})`);
     counter.reset();
     await publish(admin, table, 'welcome', 2, textContent('Welcome back, {{name}}!'));

@@ -8,7 +8,7 @@ import { l2FromEnvironment, watchEpoch } from './cache-setup';
 import { Catalog } from './catalog';
 import type { Entry } from './entry';
 import { EpochWatcher } from './epoch';
-import { PromptNotFoundError, PromptServingError } from './errors';
+import { PromptServingError } from './errors';
 import type { PromptFallback } from './fallback';
 import { callReadHook, warnHookFailed } from './hook';
 import { PromptCacheL2, withTimeout } from './l2';
@@ -51,15 +51,6 @@ export interface GetPromptOptions {
   readonly stickinessKey?: string;
 }
 
-/** Options of `preload`. */
-export interface PreloadOptions {
-  /**
-   * Labels to read for every id as well (each label item and, when it has a rollout, its candidate version).
-   * @default - no labels: the CURRENT version of each id only
-   */
-  readonly labels?: readonly string[];
-}
-
 /**
  * Reads prompts from a `PromptServingTable`. Create one per process (outside the Lambda handler) and share it.
  *
@@ -70,6 +61,7 @@ export interface PreloadOptions {
  * label are read targets (target.ts) of one read path (read-path.ts); a label's rollout is one step after it.
  */
 export class PromptClient {
+  // `options`, `path`, `catalog`, `l2` and `labels` are read by `preload` (preload.ts) too.
   private readonly options: ResolvedOptions;
   private readonly counters: Counters = newCounters();
   private readonly path: ReadPath;
@@ -257,53 +249,6 @@ export class PromptClient {
   }
 
   /**
-   * Reads the catalog, and the CURRENT version of each listed prompt not fresh in memory (joining reads already
-   * under way), so the first requests are served from memory. Unknown ids are remembered as not found and do
-   * not fail.
-   *
-   * With `{ labels }`, each id's label items too (and a rollout's candidate version).
-   *
-   * @throws PromptNotFoundError for an id or a label name that can never be valid
-   * @throws PromptStoreError if the table cannot be read for one of the prompts
-   * @example
-   * const prompts = new PromptClient();
-   * await prompts.preload(['support-triage', 'summarise-ticket']); // at init, outside the handler
-   * await prompts.preload(['support-triage'], { labels: ['production'] });
-   */
-  async preload(promptIds: Iterable<string> = [], options: PreloadOptions = {}): Promise<void> {
-    if (this.l2?.ready !== undefined) {
-      await withTimeout(() => this.l2!.ready!(), this.options.l2ConnectTimeoutMs).catch(() => undefined);
-    }
-    const ids = [...promptIds];
-    // Every label name is checked before any load starts: a bad one throws with nothing left running unawaited.
-    if (options.labels !== undefined && options.labels.length > 0 && this.labels === undefined) throw noLabels();
-    for (const label of options.labels ?? []) {
-      const invalid = this.labels!.invalid(label);
-      if (invalid !== undefined) throw new PromptNotFoundError(String(ids[0] ?? ''), undefined, invalid);
-    }
-    const fresh = (entry: Entry | undefined) => entry !== undefined && entry.expiresAt > Date.now() && !entry.invalidated;
-    const loads = ids.map(async (promptId) => {
-      const target = currentTarget(promptId);
-      const invalid = target.invalid();
-      if (invalid !== undefined) throw target.notFound(false, invalid);
-      if (fresh(this.path.currentEntry(promptId))) return;
-      await this.path.load(target);
-    });
-    for (const label of options.labels ?? []) {
-      for (const promptId of ids) {
-        if (fresh(this.path.labeled.get(label)?.get(promptId))) continue;
-        loads.push(this.path.load(this.labels!.target(promptId, label)).then(() => undefined));
-      }
-    }
-    // After the loads: a cold load starts the catalog read beside its own item, under one deadline (one request, as a
-    // cold getPrompt); this joins that read (or starts one when nothing was loaded).
-    await this.catalog.refresh().then(() => { this.path.catalogWarm = true; });
-    for (const result of await Promise.allSettled(loads)) {
-      if (result.status === 'rejected' && !(result.reason instanceof PromptNotFoundError)) throw result.reason;
-    }
-  }
-
-  /**
    * Counters since the client was created: hits, misses, stale serves, store reads, catalog rejections, …
    *
    * @example
@@ -316,6 +261,6 @@ export class PromptClient {
 }
 
 /** A label read by a client not given the labels feature. */
-function noLabels(): PromptServingError {
+export function noLabels(): PromptServingError {
   return new PromptServingError("reading a label needs the labels feature: `new PromptClient({ features: [labels] })`, with `labels` from 'cdk-prompt-serving/runtime'");
 }

@@ -19,13 +19,14 @@
 export { PromptClient } from './client';
 export { labels } from './label-feature';
 export type { LabelFeature, PromptClientFeature } from './label-feature';
-export type { GetPromptOptions, PreloadOptions } from './client';
+export type { GetPromptOptions } from './client';
+export { preload } from './preload';
+export type { PreloadOptions } from './preload';
 export type { PromptFallback } from './fallback';
 export type { PromptClientOptions } from './options';
 export { Defaults, EnvVars, MAX_TIMER_MS } from './options';
 export type { Prompt, PromptBase, PromptRollout, TextPrompt, ChatPrompt, RenderedChat, PromptVariables, RenderOptions } from './prompt';
 export { render } from './render';
-export type { RenderArgs, RenderArgsFor, RenderResult } from './render';
 export { PromptServingError, PromptNotFoundError, PromptRenderError, PromptStoreError } from './errors';
 export { l2Key } from './l2';
 export type { PromptCacheL2 } from './l2';

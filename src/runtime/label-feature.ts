@@ -1,5 +1,5 @@
 /**
- * The `labels` feature: reading a label (`getPrompt(id, { label })`, `preload(ids, { labels })`) and serving its
+ * The `labels` feature: reading a label (`getPrompt(id, { label })`, `preload(prompts, ids, { labels })`) and serving its
  * rollout. A client gets it only when the reader passes it (`new PromptClient({ features: [labels] })`), so a reader
  * that never reads a label bundles none of this: the label target, the label item's parsing, the rollout map's
  * validation and the rollout step (docs/adr/0007-reader-paid-for-by-use.md).

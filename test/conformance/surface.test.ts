@@ -31,6 +31,17 @@ const SURFACE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'sur
   exports: { both: Export[]; nodeOnly: Record<string, string> };
 };
 
+/**
+ * What the Node client offers as functions of its module where the surface (and the Python and Java clients) has a
+ * method, with the reason: a method is bundled by every reader that keeps the class, a function only by the readers
+ * that call it (docs/adr/0007-reader-paid-for-by-use.md). A listed client method here is a function that takes the
+ * client first, then the listed parameters and options.
+ */
+const NODE_FUNCTIONS: Record<string, string> = {
+  preload: 'a method of the client in Python and Java; a function of the Node module (the client first) so a reader that never preloads bundles none of it',
+  render: 'a method of the prompt in Python and Java; a function of the Node module (the prompt first) so a reader that never renders bundles none of it',
+};
+
 const RUNTIME = path.join(__dirname, '..', '..', 'src', 'runtime');
 const sources = new Map<string, ts.SourceFile>();
 function source(file: string): ts.SourceFile {
@@ -46,7 +57,8 @@ function source(file: string): ts.SourceFile {
 function declaration(name: string): ts.Statement {
   for (const file of fs.readdirSync(RUNTIME).filter((f) => f.endsWith('.ts'))) {
     const found = source(file).statements.find((s) =>
-      (ts.isInterfaceDeclaration(s) || ts.isClassDeclaration(s) || ts.isTypeAliasDeclaration(s)) && s.name?.text === name);
+      (ts.isInterfaceDeclaration(s) || ts.isClassDeclaration(s) || ts.isTypeAliasDeclaration(s) || ts.isFunctionDeclaration(s))
+      && s.name?.text === name);
     if (found !== undefined) return found;
   }
   throw new Error(`no declaration of ${name} in src/runtime`);
@@ -68,18 +80,27 @@ const paramNames = (fn: ts.SignatureDeclarationBase): string[] => fn.parameters.
 
 test('the client has exactly the public methods the surface lists (epoch polling is private)', () => {
   const publicMembers = clientClass.members.filter((m) => !ts.isConstructorDeclaration(m) && isPublic(m));
-  expect(publicMembers.map((m) => (m.name as ts.Identifier).text).sort()).toEqual(SURFACE.methods.map((m) => m.name).sort());
-  for (const m of SURFACE.methods) {
+  const methods = SURFACE.methods.filter((m) => NODE_FUNCTIONS[m.name] === undefined);
+  expect(publicMembers.map((m) => (m.name as ts.Identifier).text).sort()).toEqual(methods.map((m) => m.name).sort());
+  for (const m of methods) {
     expect(typeof (runtime.PromptClient.prototype as unknown as Record<string, unknown>)[m.name]).toBe('function');
+  }
+  for (const m of SURFACE.methods.filter((x) => NODE_FUNCTIONS[x.name] !== undefined)) {
+    expect(typeof (runtime as unknown as Record<string, unknown>)[m.name]).toBe('function');
+    expect((runtime.PromptClient.prototype as unknown as Record<string, unknown>)[m.name]).toBeUndefined();
   }
 });
 
 test.each(SURFACE.methods.map((m) => [m.name, m] as const))('%s takes the listed parameters and options', (_name, method) => {
-  const decl = clientClass.members.find((m) => ts.isMethodDeclaration(m) && (m.name as ts.Identifier).text === method.name) as ts.MethodDeclaration;
+  const asFunction = NODE_FUNCTIONS[method.name] !== undefined;
+  const decl = asFunction ? declaration(method.name) as ts.FunctionDeclaration
+    : clientClass.members.find((m) => ts.isMethodDeclaration(m) && (m.name as ts.Identifier).text === method.name) as ts.MethodDeclaration;
   const expected = method.nodeOptionsType !== undefined ? [...method.params, 'options'] : method.params;
-  expect(paramNames(decl)).toEqual(expected);
+  // A function of the module takes the client first.
+  if (asFunction) expect(decl.parameters[0].type?.getText()).toBe(SURFACE.client);
+  expect(paramNames(decl).slice(asFunction ? 1 : 0)).toEqual(expected);
   if (method.nodeOptionsType !== undefined) {
-    expect(decl.parameters[method.params.length].type?.getText()).toBe(method.nodeOptionsType);
+    expect(decl.parameters[method.params.length + (asFunction ? 1 : 0)].type?.getText()).toBe(method.nodeOptionsType);
     expect(interfaceMembers(method.nodeOptionsType)).toEqual(method.options);
   }
 });
@@ -139,6 +160,7 @@ test('the module exports exactly the listed names (both clients, then the Node-o
       if (!s.isTypeOnly && !e.isTypeOnly) values.push(e.name.text);
     }
   }
-  expect(exported.sort()).toEqual([...SURFACE.exports.both.map((e) => e.node), ...Object.keys(SURFACE.exports.nodeOnly)].sort());
+  expect(exported.sort()).toEqual([...SURFACE.exports.both.map((e) => e.node), ...Object.keys(SURFACE.exports.nodeOnly),
+    ...Object.keys(NODE_FUNCTIONS)].sort());
   expect(Object.keys(runtime).sort()).toEqual(values.sort());
 });

@@ -53,9 +53,9 @@ export const handler = async (event: { promptId: string }) => (await prompts.get
   {
     name: 'the README reader (preload, getPrompt, render)',
     budget: 43 * 1024,
-    contents: `import { PromptClient, render } from 'cdk-prompt-serving/runtime';
+    contents: `import { preload, PromptClient, render } from 'cdk-prompt-serving/runtime';
 const prompts = new PromptClient();
-void prompts.preload(['summarize']);
+void preload(prompts, ['summarize']);
 export const handler = async (event: { variables: Record<string, string> }) => {
   const prompt = await prompts.getPrompt('summarize');
   const request = render(prompt, event.variables);

@@ -5,7 +5,7 @@
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { publish, textContent, writeCatalog } from './fixtures';
-import { PromptClient } from '../../src/runtime';
+import { preload, PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 import { CURRENT, decodeStreamValue, Env, l2ItemKey, l2ReaderAccessRules } from '../../src/schema';
 import { cacheClient, createStreamTable, poller, startCache, startHandler } from '../invalidation/cache-fixture';
@@ -50,7 +50,7 @@ async function reader(options: { maxAgeSeconds?: number; epochPollIntervalMs?: n
   const l2 = cacheClient(cache);
   const prompts = new PromptClient({ tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 100, l2TimeoutMs: 200, ...options });
   closers.push(() => prompts.close(), () => l2.close(), () => dynamoDBClient.destroy());
-  await prompts.preload();
+  await preload(prompts);
   const tableReads = () => counter.count('GetItem') + counter.count('BatchGetItem');
   return { prompts, counter, l2, tableReads };
 }
@@ -187,10 +187,10 @@ test('new PromptClient() turns the L2 on by itself from the environment contract
     const second = new PromptClient({ dynamoDBClient: localDynamoDBClient() });
     closers.push(() => first.close(), () => second.close());
     // WHEN the first reads from the table (and fills the L2), then the second reads
-    await first.preload();
+    await preload(first);
     await first.getPrompt('greeting');
     await new Promise((resolve) => setTimeout(resolve, 100));
-    await second.preload();
+    await preload(second);
     const shared = await second.getPrompt('greeting');
     // THEN the second was served by the L2 the first filled
     expect(shared.id).toBe('greeting');
@@ -222,7 +222,7 @@ test('a client given another table than the environment\'s never uses the enviro
     // WHEN a client is given this table explicitly and reads
     const prompts = new PromptClient({ tableName: table, dynamoDBClient: localDynamoDBClient() });
     closers.push(() => prompts.close());
-    await prompts.preload();
+    await preload(prompts);
     const prompt = await prompts.getPrompt('greeting');
     // THEN it read its own table and never touched the other table's cache (no refusal, no L2 call at all)
     expect(prompt.id).toBe('greeting');

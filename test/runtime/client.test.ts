@@ -4,7 +4,7 @@
  */
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { chatContent, fakeDate, failNextGetItems, logGetItemKeys, markDeleted, publish, textContent, writeCatalog } from './fixtures';
-import { PromptClient, PromptClientOptions, PromptNotFoundError, PromptStoreError } from '../../src/runtime';
+import { preload, PromptClient, PromptClientOptions, PromptNotFoundError, PromptStoreError } from '../../src/runtime';
 import { toItem } from '../../src/schema/ddb-codec';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -80,7 +80,7 @@ describe('getPrompt', () => {
   test('with the catalog preloaded, 1000 concurrent cold reads send exactly 1 GetItem', async () => {
     // GIVEN
     const { prompts, counter } = newClient(cataloged);
-    await prompts.preload();
+    await preload(prompts);
     counter.reset();
     // WHEN
     await Promise.all(Array.from({ length: 1000 }, () => prompts.getPrompt('greeting')));
@@ -169,7 +169,7 @@ describe('not found', () => {
   test('1000 reads of an unknown id with the catalog preloaded send 0 GetItem', async () => {
     // GIVEN
     const { prompts, counter } = newClient(cataloged);
-    await prompts.preload();
+    await preload(prompts);
     counter.reset();
     // WHEN
     await Promise.allSettled(Array.from({ length: 500 }, () => prompts.getPrompt('nope')));
@@ -246,7 +246,7 @@ describe('freshness', () => {
     clock.advanceSeconds(31);
     // WHEN
     const stale = await Promise.all(Array.from({ length: 100 }, () => prompts.getPrompt('p')));
-    await prompts.preload(['p']); // joins the background read
+    await preload(prompts, ['p']); // joins the background read
     const fresh = await prompts.getPrompt('p');
     // THEN
     expect(stale.every((p) => p.version === 1 && p.stale)).toBe(true);
@@ -295,7 +295,7 @@ describe('retries', () => {
   test('throttling is retried with backoff and the read succeeds', async () => {
     // GIVEN the next two GetItem calls throttled
     const { prompts, dynamoDBClient } = newClient(plain, { maxAttempts: 3 });
-    await prompts.preload();
+    await preload(prompts);
     failNextGetItems(dynamoDBClient, 2, 'ProvisionedThroughputExceededException');
     // WHEN
     const prompt = await prompts.getPrompt('greeting');
@@ -307,7 +307,7 @@ describe('retries', () => {
   test('throttling past maxAttempts fails with PromptStoreError keeping the cause', async () => {
     // GIVEN
     const { prompts, dynamoDBClient } = newClient(plain, { maxAttempts: 2 });
-    await prompts.preload();
+    await preload(prompts);
     failNextGetItems(dynamoDBClient, 5, 'ThrottlingException');
     // WHEN
     const error = await prompts.getPrompt('greeting').catch((e: unknown) => e);
@@ -322,7 +322,7 @@ describe('retries', () => {
   test('a deadline that expires during a backoff ends the wait at once, as a time-out', async () => {
     // GIVEN every GetItem throttled, many attempts allowed, and a 120 ms deadline (backoffs up to 1 s each)
     const { prompts, dynamoDBClient } = newClient(plain, { maxAttempts: 50, requestTimeoutMs: 120 });
-    await prompts.preload();
+    await preload(prompts);
     failNextGetItems(dynamoDBClient, 1000, 'ThrottlingException');
     // WHEN
     const started = performance.now();

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { logGetItemKeys, publish, textContent, writeCatalog } from './fixtures';
-import { PromptClient } from '../../src/runtime';
+import { preload, PromptClient } from '../../src/runtime';
 import { Env } from '../../src/schema/env';
 import { CallCounter } from '../support/call-counter';
 import { LAMBDA_BUNDLE_OPTIONS } from '../support/lambda-bundle';
@@ -51,7 +51,7 @@ describe('preload on a cold client', () => {
     // GIVEN a client that has read nothing yet
     const { prompts, counter, keys } = newClient();
     // WHEN
-    await prompts.preload(['greeting']);
+    await preload(prompts, ['greeting']);
     // THEN one round trip, and the prompt and the catalog are both in memory
     expect(counter.snapshot()).toEqual({ BatchGetItem: 1 });
     expect(keys.sort()).toEqual(['#catalog/CURRENT', 'greeting/CURRENT']);
@@ -65,7 +65,7 @@ describe('preload on a cold client', () => {
     // GIVEN
     const { prompts, counter, keys } = newClient();
     // WHEN
-    await prompts.preload(['greeting', 'farewell', 'summary']);
+    await preload(prompts, ['greeting', 'farewell', 'summary']);
     // THEN
     expect(counter.snapshot()).toEqual({ BatchGetItem: 1, GetItem: 2 });
     expect(keys.sort()).toEqual(['#catalog/CURRENT', 'farewell/CURRENT', 'greeting/CURRENT', 'summary/CURRENT']);
@@ -75,7 +75,7 @@ describe('preload on a cold client', () => {
     // GIVEN
     const { prompts, counter } = newClient();
     // WHEN
-    await prompts.preload(['ghost', 'greeting']);
+    await preload(prompts, ['ghost', 'greeting']);
     // THEN neither fails the preload; the ghost is answered without another request
     await expect(prompts.getPrompt('ghost')).rejects.toThrow(/not in the catalog|not found/);
     await expect(prompts.getPrompt('greeting')).resolves.toMatchObject({ id: 'greeting', version: 1 });
@@ -84,7 +84,7 @@ describe('preload on a cold client', () => {
 
   test('without ids: one GetItem of the catalog', async () => {
     const { prompts, counter, keys } = newClient();
-    await prompts.preload();
+    await preload(prompts);
     expect(counter.snapshot()).toEqual({ GetItem: 1 });
     expect(keys).toEqual(['#catalog/CURRENT']);
   });

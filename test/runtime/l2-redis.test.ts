@@ -6,7 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
 import { fakeDate, logGetItemKeys, markDeleted, publish, textContent } from './fixtures';
-import { Prompt, PromptCacheL2, PromptClient, PromptClientStats, PromptNotFoundError } from '../../src/runtime';
+import { preload, Prompt, PromptCacheL2, PromptClient, PromptClientStats, PromptNotFoundError } from '../../src/runtime';
 import { CURRENT, versionKey } from '../../src/schema';
 import { l2FillKey } from '../../src/schema/l2';
 import { CallCounter } from '../support/call-counter';
@@ -114,13 +114,13 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
 test('a prompt one instance read from the table is served to a fresh instance from Redis, under its fill key, for the L1 bound', async () => {
   // GIVEN a first instance that reads the prompt from the table (its catalog read done at init)
   const first = newInstance();
-  await first.prompts.preload();
+  await preload(first.prompts);
   first.counter.reset();
   const read = await first.prompts.getPrompt('greeting');
   const key = l2FillKey(table, 'greeting', CURRENT);
   await waitFor(async () => (await redis.exists(key)) === 1, `${key} in Redis`);
   const second = newInstance();
-  await second.prompts.preload();
+  await preload(second.prompts);
   second.counter.reset();
 
   // WHEN a second, fresh instance reads it
@@ -189,7 +189,7 @@ test('redis-server stopped mid-run: reads keep succeeding from the table, L2 err
     while (running) {
       const afterStop = stopped;
       const instance = newInstance(l2);
-      await instance.prompts.preload(); // the init phase: the catalog read, not timed
+      await preload(instance.prompts); // the init phase: the catalog read, not timed
       const started = performance.now();
       await instance.prompts.getPrompt('greeting').then((p) => served.push(p), (e: unknown) => failures.push(e));
       runs.push({ stats: instance.prompts.stats(), afterStop, ms: performance.now() - started });

@@ -11,7 +11,7 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { publish, textContent, writeCatalog } from './fixtures';
 import { removeRollout, rolloutMap, setRollout, writeLabel } from './labels-fixtures';
-import { labels, PromptClient } from '../../src/runtime';
+import { labels, preload, PromptClient } from '../../src/runtime';
 import { decodeStreamValue, l2ItemKey, rolloutBucket } from '../../src/schema';
 import { toItem } from '../../src/schema/ddb-codec';
 import { cacheClient, createStreamTable, poller, startCache, startHandler } from '../invalidation/cache-fixture';
@@ -62,7 +62,7 @@ async function reader(options: { maxAgeSeconds?: number } = {}) {
     tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 100, l2TimeoutMs: 200, features: [labels], ...options,
   });
   closers.push(() => prompts.close(), () => l2.close(), () => dynamoDBClient.destroy());
-  await prompts.preload();
+  await preload(prompts);
   const tableReads = () => counter.count('GetItem') + counter.count('BatchGetItem');
   return { prompts, tableReads };
 }

@@ -5,7 +5,7 @@
  * each key, so it can say whether any key ever went from arm B back to arm A. No jest globals.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { labels, PromptClient } from '../../src/runtime';
+import { labels, preload, PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 
 const env = process.env;
@@ -62,7 +62,7 @@ interface Event {
 
 export const handler = async (event: Event) => {
   if (event.op === 'start') {
-    await prompts.preload([event.id], { labels: [event.label] });
+    await preload(prompts, [event.id], { labels: [event.label] });
     return { ...(await readAll(event.id, event.label, event.keys)), stats: prompts.stats() };
   }
   if (event.op === 'until') {

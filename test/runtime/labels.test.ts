@@ -7,7 +7,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fakeDate, logGetItemKeys, markDeleted, publish, textContent, writeCatalog } from './fixtures';
 import { deleteLabel, removeRollout, rolloutMap, setRollout, writeLabel } from './labels-fixtures';
-import { labels, Prompt, PromptClient, PromptClientOptions, PromptNotFoundError, PromptServingError } from '../../src/runtime';
+import { labels, preload, Prompt, PromptClient, PromptClientOptions, PromptNotFoundError, PromptServingError } from '../../src/runtime';
 import { checksum, rolloutBucket } from '../../src/schema';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -59,7 +59,7 @@ describe('labels', () => {
     // THEN both are refused before any read, naming the feature to pass; CURRENT reads still work
     await expect(prompts.getPrompt('greeting', { label: 'production' })).rejects.toThrow(PromptServingError);
     await expect(prompts.getPrompt('greeting', { label: 'production' })).rejects.toThrow('features: [labels]');
-    await expect(prompts.preload(['greeting'], { labels: ['production'] })).rejects.toThrow('features: [labels]');
+    await expect(preload(prompts, ['greeting'], { labels: ['production'] })).rejects.toThrow('features: [labels]');
     expect(reads()).toBe(0);
     expect((await prompts.getPrompt('greeting')).id).toBe('greeting');
   });
@@ -168,18 +168,18 @@ describe('labels', () => {
 
   test('preload with labels: the first labeled reads are served from memory', async () => {
     const { prompts, reads } = newClient();
-    await prompts.preload(['greeting'], { labels: ['production', 'staging'] });
+    await preload(prompts, ['greeting'], { labels: ['production', 'staging'] });
     const before = reads();
     expect((await prompts.getPrompt('greeting', { label: 'staging' })).version).toBe(2);
     expect((await prompts.getPrompt('greeting', { label: 'production' })).version).toBe(1);
     expect(reads()).toBe(before);
-    await expect(prompts.preload(['greeting'], { labels: ['Bad'] })).rejects.toThrow('not a valid label');
+    await expect(preload(prompts, ['greeting'], { labels: ['Bad'] })).rejects.toThrow('not a valid label');
   });
 
   test('preload with a bad label name throws before any read starts (nothing left running unawaited)', async () => {
     const { prompts, reads } = newClient();
     const before = reads();
-    await expect(prompts.preload(['greeting', 'farewell'], { labels: ['production', 'Bad'] })).rejects.toThrow('not a valid label');
+    await expect(preload(prompts, ['greeting', 'farewell'], { labels: ['production', 'Bad'] })).rejects.toThrow('not a valid label');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(reads()).toBe(before);
     expect(prompts.stats().misses).toBe(0);

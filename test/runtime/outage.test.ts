@@ -5,7 +5,7 @@
 import * as net from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fakeDate, publish, textContent, writeCatalog } from './fixtures';
-import { Prompt, PromptClient, PromptNotFoundError, PromptStoreError } from '../../src/runtime';
+import { preload, Prompt, PromptClient, PromptNotFoundError, PromptStoreError } from '../../src/runtime';
 import { DynamoDBLocal, startDynamoDBLocal } from '../support/dynamodb-local';
 import { createServingTable, localDynamoDBClient } from '../support/table';
 
@@ -43,7 +43,7 @@ test('DynamoDB Local stopped mid-load: prompts read before are served stale, a n
     staleIfErrorSeconds: 3600,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
   });
-  await prompts.preload(readBefore);
+  await preload(prompts, readBefore);
   const served: Prompt[] = [];
   const failures: unknown[] = [];
   let loading = true;

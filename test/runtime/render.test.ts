@@ -173,7 +173,7 @@ test('render is a function of the module: the prompt has no render method, and a
   expect((prompt as unknown as { render?: unknown }).render).toBeUndefined();
   // AND render refuses what getPrompt did not return
   for (const notAPrompt of [undefined, null, {}, 'text']) {
-    expect(() => render(notAPrompt as never, {})).toThrow(PromptServingError);
-    expect(() => render(notAPrompt as never, {})).toThrow('render(prompt, variables) takes a prompt `getPrompt` returned as its first argument');
+    expect(() => render(notAPrompt as unknown as TextPrompt, {})).toThrow(PromptServingError);
+    expect(() => render(notAPrompt as unknown as TextPrompt, {})).toThrow('render(prompt, variables) takes a prompt `getPrompt` returned as its first argument');
   }
 });

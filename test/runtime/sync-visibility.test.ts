@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fakeDate, logGetItemKeys } from './fixtures';
-import { Prompt, PromptClient, PromptNotFoundError } from '../../src/runtime';
+import { preload, Prompt, PromptClient, PromptNotFoundError } from '../../src/runtime';
 import { checksum } from '../../src/schema';
 import { SyncEngine, SyncReport } from '../../src/sync/engine';
 import { DirectoryPromptSource } from '../../src/sync/sources/directory';
@@ -115,7 +115,7 @@ test('a prompt changed by the sync: the cached copy before maxAgeSeconds, the ne
   // AND from maxAgeSeconds on, the old copy is returned at once, flagged stale, while one background read refreshes it
   at(MAX_AGE_MS);
   await expect(watched.prompts.getPrompt('summary')).resolves.toMatchObject({ version: 1, checksum: v1.checksum, stale: true });
-  await watched.prompts.preload(['summary']); // joins the background read
+  await preload(watched.prompts, ['summary']); // joins the background read
   await expect(watched.prompts.getPrompt('summary')).resolves.toMatchObject({ version: 2, checksum: v2Checksum, stale: false });
   // AND an instance that read nothing since may be served the old copy up to the last millisecond of the window
   at(CHANGE_BOUND_MS - 1);
@@ -169,7 +169,7 @@ async function createdAfterCatalogLoad() {
   await sync();
   const at = clockFromNow();
   const instance = newInstance();
-  await instance.prompts.preload(['existing']);
+  await preload(instance.prompts, ['existing']);
   const before = await instance.prompts.getPrompt('fresh').then(() => undefined, (e: unknown) => e);
   file('fresh.md', 'Brand new {{thing}}.');
   const report = await sync();

@@ -11,7 +11,7 @@
  * JSON list), POLL_MS, MAX_LIFETIME_MS.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { labels, PromptClient } from '../../src/runtime';
+import { labels, preload, PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 
 const env = process.env;
@@ -45,7 +45,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
   // A preload that fails (a start storm on a busy machine) is not fatal: the polls read through as any cold reader does.
-  await prompts.preload([env.PROMPT_ID!], { labels: [env.LABEL!] }).catch((err) => process.stderr.write(`preload failed: ${String((err as Error)?.message ?? err)}\n`));
+  await preload(prompts, [env.PROMPT_ID!], { labels: [env.LABEL!] }).catch((err) => process.stderr.write(`preload failed: ${String((err as Error)?.message ?? err)}\n`));
   while (!stopping && Date.now() < deadline) {
     let versions = '';
     let arms = '';
