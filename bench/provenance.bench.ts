@@ -168,7 +168,9 @@ async function main(): Promise<void> {
       'now, onRead: EMF + log combined': withBoth,
     };
     // The client of BASE still has the method; this one has the module's function.
-    for (const r of Object.values(readers)) await (r instanceof PromptClient ? preload(r, ids) : (r as unknown as { preload(ids: string[]): Promise<void> }).preload(ids));
+    for (const r of Object.values(readers)) {
+      await (r instanceof PromptClient ? preload(r, ids) : (r as unknown as { preload(ids: string[]): Promise<void> }).preload(ids));
+    }
     const names = Object.keys(readers);
     const loops = Object.fromEntries(names.map((n) => [n, loopOf(readers[n])]));
     for (const n of names) await loops[n](OPS_PER_ROUND); // warm-up
