@@ -171,14 +171,9 @@ export class PromptClient {
       // Ids are validated on the miss path only.
       entry = version === undefined ? this.path.currentEntry(promptId) : this.path.pinnedEntry(promptId, version);
     } else {
-      if (stickinessKey !== undefined && typeof stickinessKey !== 'string') {
-        return Promise.reject(new PromptServingError(`\`stickinessKey\` must be a string, got ${stickinessKey === null ? 'null' : typeof stickinessKey}`));
-      }
-      if (version !== undefined) {
-        return Promise.reject(new PromptServingError('give `version` or `label`, not both: a label names its own version'));
-      }
-      if (this.labels === undefined) return Promise.reject(noLabels());
-      entry = this.path.labelEntry(label, promptId);
+      const refused = this.labels === undefined ? noLabels() : this.labels.refuse(version, stickinessKey);
+      if (refused !== undefined) return Promise.reject(refused);
+      entry = this.path.labels!.get(label, promptId);
     }
     const now = Date.now();
     if (entry !== undefined && entry.expiresAt > now && !entry.invalidated) {

@@ -4,9 +4,12 @@
  * that never reads a label bundles none of this: the label target, the label item's parsing, the rollout map's
  * validation and the rollout step (docs/adr/0007-reader-paid-for-by-use.md).
  */
-import { PromptNotFoundError } from './errors';
+import type { Entry } from './entry';
+import { PromptNotFoundError, PromptServingError } from './errors';
 import { fallbackPrompt, PromptFallback } from './fallback';
+import { LabelIndex } from './label-index';
 import { invalidLabelReason, labelCacheKey, labelItemKey, missingLabelReason, promptFromLabelItem } from './labels';
+import type { Lru } from './lru';
 import { Prompt, servedForLabel } from './prompt';
 import type { Provenance } from './provenance';
 import { RolloutDeps, RolloutStep } from './rollout-step';
@@ -21,6 +24,10 @@ export interface LabelFeature {
   readonly invalid: (label: unknown) => string | undefined;
   /** The rollout step of one client's read path. */
   readonly step: (deps: RolloutDeps) => RolloutStep;
+  /** The label entries of one client's read path (over its memory and its not-found answers). */
+  readonly index: (prompts: Lru<Entry>, notFound: Lru<number>, maxEntries: number) => LabelIndex;
+  /** Why a label read's other options are refused (`version` beside it, a `stickinessKey` not a string); `undefined` if not. */
+  readonly refuse: (version: number | undefined, stickinessKey: unknown) => PromptServingError | undefined;
 }
 
 /** A feature a `PromptClient` is given in `features`. */
@@ -77,4 +84,11 @@ export const labels: PromptClientFeature = {
   target: (promptId, label) => new LabelTarget(promptId, label),
   invalid: invalidLabelReason,
   step: (deps) => new RolloutStep(deps),
+  index: (prompts, notFound, maxEntries) => new LabelIndex(prompts, notFound, maxEntries),
+  refuse: (version, stickinessKey) => {
+    if (stickinessKey !== undefined && typeof stickinessKey !== 'string') {
+      return new PromptServingError(`\`stickinessKey\` must be a string, got ${stickinessKey === null ? 'null' : typeof stickinessKey}`);
+    }
+    return version === undefined ? undefined : new PromptServingError('give `version` or `label`, not both: a label names its own version');
+  },
 };

@@ -71,7 +71,7 @@ export async function preload(client: PromptClient, promptIds: Iterable<string> 
   });
   for (const label of options.labels ?? []) {
     for (const promptId of ids) {
-      if (fresh(path.labeled.get(label)?.get(promptId))) continue;
+      if (fresh(path.labels!.peek(label, promptId))) continue;
       loads.push(path.load(labels!.target(promptId, label)).then(() => undefined));
     }
   }

@@ -9,7 +9,7 @@ import { Entry } from './entry';
 import { PromptNotFoundError, PromptStoreError } from './errors';
 import type { PromptFallback } from './fallback';
 import type { LabelFeature } from './label-feature';
-import { labelCacheKey } from './labels';
+import type { LabelIndex } from './label-index';
 import { Lru } from './lru';
 import type { ResolvedOptions } from './options';
 import type { Prompt } from './prompt';
@@ -34,13 +34,8 @@ export class ReadPath {
   private readonly flights = new Map<string, Promise<Served>>();
   /** The exact-version entries by id and version, so a pinned hit builds no key string. */
   private readonly pinned = new Map<string, Map<number, Entry>>();
-  /** The label entries by label and id, so a labeled hit builds no key string. */
-  readonly labeled = new Map<string, Map<string, Entry>>();
-  /** The label last read and its map of `labeled` (dropped with that map), so a hit of the usual label skips one lookup. */
-  private lastLabel: string | undefined;
-  private lastById: Map<string, Entry> | undefined;
-  /** Labels answered not found, so `invalidate(id)` forgets those answers too (bounded by `maxEntries`). */
-  readonly labelsAsked = new Set<string>();
+  /** The label entries, when the client was given the labels feature. */
+  readonly labels: LabelIndex | undefined;
   /** The rollout step, when the client was given the labels feature (only label entries have a rollout). */
   readonly rollouts: RolloutStep | undefined;
   /** The first catalog read finished: until then a cold read fetches the prompt beside it, not after it. */
@@ -57,6 +52,7 @@ export class ReadPath {
   ) {
     this.prompts = new Lru(options.maxEntries, (entry) => this.unindex(entry));
     this.notFound = new Lru(options.maxEntries);
+    this.labels = labels?.index(this.prompts, this.notFound, options.maxEntries);
     this.rollouts = labels?.step({
       counters,
       tableName: options.tableName,
@@ -77,22 +73,6 @@ export class ReadPath {
   pinnedEntry(promptId: string, version: number): Entry | undefined {
     const entry = this.pinned.get(promptId)?.get(version);
     if (entry !== undefined) this.prompts.get(entry.key);
-    return entry;
-  }
-
-  /** A label's entry; marked used for the size bound on every 16th lookup (a hot label keeps its place for less). */
-  labelEntry(label: string, promptId: string): Entry | undefined {
-    // Most processes read one label: its id map is kept at hand, so a hit costs one Map lookup, as a CURRENT hit does.
-    let byId = this.lastLabel === label ? this.lastById : undefined;
-    if (byId === undefined) {
-      byId = this.labeled.get(label);
-      if (byId !== undefined) {
-        this.lastLabel = label;
-        this.lastById = byId;
-      }
-    }
-    const entry = byId?.get(promptId);
-    if (entry !== undefined && entry.labelHits++ % 16 === 0) this.prompts.get(entry.key);
     return entry;
   }
 
@@ -222,7 +202,7 @@ export class ReadPath {
     if (loaded === undefined || built === undefined) {
       this.prompts.delete(target.key);
       this.notFound.set(target.key, Date.now() + this.options.notFoundMaxAgeMs);
-      if (target.label !== undefined && this.labelsAsked.size < this.options.maxEntries) this.labelsAsked.add(target.label);
+      if (target.label !== undefined) this.labels!.notFoundFor(target.label);
       throw target.notFound(item !== undefined);
     }
     const fetchedAt = loaded.source === 'stream' ? Date.now() : loaded.fetchedAt;
@@ -277,11 +257,7 @@ export class ReadPath {
   forget(promptId: string): void {
     this.prompts.delete(promptId);
     this.notFound.delete(promptId);
-    for (const byId of [...this.labeled.values()]) {
-      const entry = byId.get(promptId);
-      if (entry !== undefined) this.prompts.delete(entry.key);
-    }
-    for (const label of this.labelsAsked) this.notFound.delete(labelCacheKey(label, promptId));
+    this.labels?.forget(promptId);
     for (const entry of [...(this.pinned.get(promptId)?.values() ?? [])]) {
       this.prompts.delete(entry.key);
       this.notFound.delete(entry.key);
@@ -294,8 +270,7 @@ export class ReadPath {
       const byVersion = this.pinned.get(promptId) ?? new Map<number, Entry>();
       this.pinned.set(promptId, byVersion.set(version, entry));
     } else if (label !== undefined) {
-      const byId = this.labeled.get(label) ?? new Map<string, Entry>();
-      this.labeled.set(label, byId.set(promptId, entry));
+      this.labels!.add(entry);
     }
   }
 
@@ -303,13 +278,7 @@ export class ReadPath {
   private unindex(entry: Entry): void {
     const { version, label, promptId } = entry.target;
     if (label !== undefined) {
-      const byId = this.labeled.get(label);
-      if (byId?.get(promptId) !== entry) return;
-      byId.delete(promptId);
-      if (byId.size === 0) {
-        this.labeled.delete(label);
-        if (this.lastById === byId) this.lastLabel = this.lastById = undefined;
-      }
+      this.labels!.remove(entry);
       return;
     }
     if (version === undefined) return;
