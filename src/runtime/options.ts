@@ -7,7 +7,6 @@ import { PromptServingError } from './errors';
 import type { PromptCacheL2 } from './l2';
 import type { PromptClientFeature } from './label-feature';
 import type { OnRead } from './provenance';
-import { Env } from '../schema/env';
 
 /** Default of every numeric option; each can be overridden by its variable in `EnvVars`. */
 export const Defaults = {
@@ -39,21 +38,29 @@ export const Defaults = {
 /** Node.js timers clamp a delay above 2^31 − 1 ms to 1 ms; no millisecond option may exceed it. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Environment variables read by `new PromptClient()`: the table name (set by the construct) and overrides of `Defaults`. */
-export const EnvVars = {
-  tableName: Env.tableName,
-  maxAgeSeconds: 'PROMPT_SERVING_MAX_AGE_SECONDS',
-  maxEntries: 'PROMPT_SERVING_MAX_ENTRIES',
-  notFoundMaxAgeSeconds: 'PROMPT_SERVING_NOT_FOUND_MAX_AGE_SECONDS',
-  staleWhileRevalidateSeconds: 'PROMPT_SERVING_STALE_WHILE_REVALIDATE_SECONDS',
-  staleIfErrorSeconds: 'PROMPT_SERVING_STALE_IF_ERROR_SECONDS',
-  catalogMaxAgeSeconds: 'PROMPT_SERVING_CATALOG_MAX_AGE_SECONDS',
-  requestTimeoutMs: 'PROMPT_SERVING_REQUEST_TIMEOUT_MS',
-  maxAttempts: 'PROMPT_SERVING_MAX_ATTEMPTS',
-  l2TimeoutMs: 'PROMPT_SERVING_L2_TIMEOUT_MS',
-  l2ConnectTimeoutMs: 'PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS',
-  epochPollIntervalMs: 'PROMPT_SERVING_EPOCH_POLL_INTERVAL_MS',
-} as const;
+/** The environment variables of the options, by option: `PROMPT_SERVING_` and the option's name in upper snake case. */
+interface EnvVarNames {
+  readonly tableName: 'PROMPT_SERVING_TABLE_NAME';
+  readonly maxAgeSeconds: 'PROMPT_SERVING_MAX_AGE_SECONDS';
+  readonly maxEntries: 'PROMPT_SERVING_MAX_ENTRIES';
+  readonly notFoundMaxAgeSeconds: 'PROMPT_SERVING_NOT_FOUND_MAX_AGE_SECONDS';
+  readonly staleWhileRevalidateSeconds: 'PROMPT_SERVING_STALE_WHILE_REVALIDATE_SECONDS';
+  readonly staleIfErrorSeconds: 'PROMPT_SERVING_STALE_IF_ERROR_SECONDS';
+  readonly catalogMaxAgeSeconds: 'PROMPT_SERVING_CATALOG_MAX_AGE_SECONDS';
+  readonly requestTimeoutMs: 'PROMPT_SERVING_REQUEST_TIMEOUT_MS';
+  readonly maxAttempts: 'PROMPT_SERVING_MAX_ATTEMPTS';
+  readonly l2TimeoutMs: 'PROMPT_SERVING_L2_TIMEOUT_MS';
+  readonly l2ConnectTimeoutMs: 'PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS';
+  readonly epochPollIntervalMs: 'PROMPT_SERVING_EPOCH_POLL_INTERVAL_MS';
+}
+
+/**
+ * Environment variables read by `new PromptClient()`: the table name (set by the construct, `Env.tableName` of the wire
+ * contract) and overrides of `Defaults`. Built from the option names (`maxAgeSeconds` → `PROMPT_SERVING_MAX_AGE_SECONDS`),
+ * which the names above spell out for the type checker; test/runtime/options.test.ts checks both agree.
+ */
+export const EnvVars: EnvVarNames = Object.freeze(Object.fromEntries(['tableName', ...Object.keys(Defaults)]
+  .map((name) => [name, `PROMPT_SERVING_${name.replace(/[A-Z]/g, '_$&').toUpperCase()}`]))) as unknown as EnvVarNames;
 
 /** Options of `new PromptClient(options)`. Every number has a unit in its name. */
 export interface PromptClientOptions {

@@ -1,6 +1,7 @@
 /** Options: defaults, environment overrides and the errors that name the bad input. */
 import { EnvVars, PromptClient, PromptServingError } from '../../src/runtime';
 import { resolveOptions } from '../../src/runtime/options';
+import { Env } from '../../src/schema/env';
 
 test('the table name comes from PROMPT_SERVING_TABLE_NAME when not given', () => {
   expect(resolveOptions({}, { PROMPT_SERVING_TABLE_NAME: 'prompts' }).tableName).toBe('prompts');
@@ -51,4 +52,22 @@ test('a bad environment value is reported with the variable name and value', () 
 
 test('a bad option is reported with the option name', () => {
   expect(() => resolveOptions({ tableName: 't', maxEntries: 0 }, {})).toThrow('`maxEntries` must be a number of at least 1, got 0');
+});
+
+test('EnvVars names each option\'s variable as the type declares it, the table name\'s as the wire contract does', () => {
+  expect(EnvVars).toEqual({
+    tableName: Env.tableName,
+    maxAgeSeconds: 'PROMPT_SERVING_MAX_AGE_SECONDS',
+    maxEntries: 'PROMPT_SERVING_MAX_ENTRIES',
+    notFoundMaxAgeSeconds: 'PROMPT_SERVING_NOT_FOUND_MAX_AGE_SECONDS',
+    staleWhileRevalidateSeconds: 'PROMPT_SERVING_STALE_WHILE_REVALIDATE_SECONDS',
+    staleIfErrorSeconds: 'PROMPT_SERVING_STALE_IF_ERROR_SECONDS',
+    catalogMaxAgeSeconds: 'PROMPT_SERVING_CATALOG_MAX_AGE_SECONDS',
+    requestTimeoutMs: 'PROMPT_SERVING_REQUEST_TIMEOUT_MS',
+    maxAttempts: 'PROMPT_SERVING_MAX_ATTEMPTS',
+    l2TimeoutMs: 'PROMPT_SERVING_L2_TIMEOUT_MS',
+    l2ConnectTimeoutMs: 'PROMPT_SERVING_L2_CONNECT_TIMEOUT_MS',
+    epochPollIntervalMs: 'PROMPT_SERVING_EPOCH_POLL_INTERVAL_MS',
+  });
+  expect(Object.isFrozen(EnvVars)).toBe(true);
 });
