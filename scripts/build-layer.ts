@@ -6,7 +6,7 @@
  *   minified CommonJS file: `@redis/client` (not the whole `redis` package) with its command table cut to the commands
  *   the adapter and the connection send (~150 KB instead of ~420 KB; `createClient` ~1 ms instead of ~35 ms), plus
  *   package.json and the licences of what the file holds (THIRD-PARTY-LICENSES.txt); beside it
- *   `cdk-prompt-serving-cache/`, the runtime client's cache adapter (src/runtime/valkey.ts), which the client loads only
+ *   `cdk-prompt-serving-cache/`, the runtime client's cache adapter and cache tier (src/runtime/cache-layer.ts), which the client loads only
  *   when the cache is configured, so no reader bundle carries it. Lambda puts `/opt/nodejs/node_modules` on `NODE_PATH`;
  *   the runtime client loads `redis` with a `createRequire` require, which honours it in CommonJS and ES module bundles
  *   alike.
@@ -203,14 +203,14 @@ export async function buildNodeLayer(outDir = path.join(root, 'assets/layer/node
     license: [...new Set(packages.map((p) => p.license))].sort().join(' AND '),
     bundled: packages.map(({ name, version, license }) => ({ name, version, license })),
   }, undefined, 2) + '\n');
-  // The runtime client's cache adapter (src/runtime/valkey.ts and the files it imports), loaded by the client only when
-  // the cache is configured, so that no reader bundle carries it (the client finds it here by ADAPTER_MODULE,
-  // src/runtime/l2-env.ts).
+  // The runtime client's cache adapter and cache tier (src/runtime/cache-layer.ts: valkey.ts, cache-tier.ts), loaded by
+  // the client only when the cache is configured, so that no reader bundle carries them (the client finds them here by
+  // ADAPTER_MODULE, src/runtime/l2-env.ts, and uses them only when their TIER_PROTOCOL is its own).
   const adapterDir = path.join(outDir, 'nodejs', 'node_modules', ADAPTER_MODULE);
   fs.mkdirSync(adapterDir, { recursive: true });
   buildSync({
     absWorkingDir: root,
-    entryPoints: [path.join(root, 'src', 'runtime', 'valkey.ts')],
+    entryPoints: [path.join(root, 'src', 'runtime', 'cache-layer.ts')],
     outfile: path.join(adapterDir, 'index.js'),
     bundle: true,
     minify: true,

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { STREAM_FILTER_PATTERN } from '../src/invalidation/filter';
-import { preload, PromptClient } from '../src/runtime';
+import { cacheTier as tierOver, preload, PromptClient } from '../src/runtime';
 import { ValkeyL2 } from '../src/runtime/valkey';
 import { Env } from '../src/schema';
 import { createStreamTable } from '../test/invalidation/cache-fixture';
@@ -52,7 +52,7 @@ export async function cacheTier(endpoint: string): Promise<void> {
       const l2 = new ValkeyL2({ host: '127.0.0.1', port: redis.port, tls: false, cluster: true, connectTimeoutMs: 5000 });
       adapters.push(l2);
       const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }, endpoint));
-      readers.push(new PromptClient({ tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 250, l2ConnectTimeoutMs: 5000 }));
+      readers.push(new PromptClient({ tableName: table, dynamoDBClient, l2: tierOver(l2), epochPollIntervalMs: 250, l2ConnectTimeoutMs: 5000 }));
     }
     await Promise.all(readers.map(async (r) => { await preload(r); await r.getPrompt('welcome'); }));
     console.log(`${READERS} readers started cold: ${counter.count('GetItem') + counter.count('BatchGetItem')} table reads (without the tier: ${READERS * 2})`);

@@ -4,8 +4,7 @@
  * it rules out is certainly absent; a false positive (about 1 %) falls through to the table.
  */
 import type { Counters } from './stats';
-import type { Deadline, TableItemReader } from './store';
-import { CacheFirstReader } from './tiers';
+import type { Deadline, ItemReader } from './store';
 import { bloomMightContain, catalogProblem } from '../schema/catalog';
 import { Attr, CATALOG_ID, CURRENT } from '../schema/keys';
 
@@ -32,7 +31,7 @@ export class Catalog {
   private confirming: Promise<boolean> | undefined;
 
   constructor(
-    private readonly reader: TableItemReader,
+    private readonly reader: ItemReader,
     private readonly maxAgeMs: number,
     private readonly counters: Counters,
   ) {}
@@ -117,14 +116,10 @@ export class Catalog {
   private async read(deadline: Deadline | undefined, fromTable = false): Promise<boolean> {
     let ok = false;
     try {
-      const reader = this.reader;
-      if (reader instanceof CacheFirstReader && reader.hasL2) {
-        const loaded = await reader.read(CATALOG_ID, CURRENT, deadline ?? reader.deadline(), fromTable);
-        this.filter = parseCatalog(loaded?.item);
-        this.fromFill = loaded?.source === 'fill';
-      } else {
-        this.filter = parseCatalog(await reader.getItem(CATALOG_ID, CURRENT, deadline));
-      }
+      // Through the cache tier when the reader has one (a fleet's cold start reads it from the L2), else the table.
+      const loaded = await this.reader.read(CATALOG_ID, CURRENT, deadline ?? this.reader.deadline(), fromTable);
+      this.filter = parseCatalog(loaded?.item);
+      this.fromFill = loaded?.source === 'fill';
       this.counters.catalogLoads++;
       ok = true;
     } catch {

@@ -4,22 +4,22 @@
  * stale-if-error.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { l2FromEnvironment, watchEpoch } from './cache-setup';
 import { Catalog } from './catalog';
 import type { Entry } from './entry';
-import { EpochWatcher } from './epoch';
 import { PromptServingError } from './errors';
 import type { PromptFallback } from './fallback';
 import { callReadHook, warnHookFailed } from './hook';
-import { PromptCacheL2, withTimeout } from './l2';
+import type { PromptCacheL2 } from './l2';
+import { environmentTier } from './l2-env';
 import type { LabelFeature } from './label-feature';
 import { PromptClientOptions, ResolvedOptions, resolveOptions } from './options';
 import type { Prompt } from './prompt';
 import { OnRead, readInfo } from './provenance';
 import { ReadPath } from './read-path';
 import { Counters, newCounters, PromptClientStats } from './stats';
+import { ItemReader, TableItemReader } from './store';
 import { currentTarget, versionTarget } from './target';
-import { CacheFirstReader } from './tiers';
+import { AttachedTier, TIER_PROTOCOL, TierDeps, TierEpoch } from './tier';
 import type { PromptFor } from './typed';
 
 /** Options of one `getPrompt` call. */
@@ -65,12 +65,12 @@ export class PromptClient {
   private readonly options: ResolvedOptions;
   private readonly counters: Counters = newCounters();
   private readonly path: ReadPath;
-  private readonly reader: CacheFirstReader;
+  private readonly reader: ItemReader;
   private readonly catalog: Catalog;
   private readonly l2: PromptCacheL2 | undefined;
-  private readonly epoch: EpochWatcher | undefined;
-  /** `true` when this client built its own L2 from the environment (it closes it in `close`). */
-  private ownsL2 = false;
+  /** The cache tier (`l2: cacheTier(store)`, or the environment's from the reader layer), when there is one. */
+  private readonly tier: AttachedTier | undefined;
+  private readonly epoch: TierEpoch | undefined;
   /**
    * Until when a copy that can change may be served without reading the epoch first (set by the epoch watch after each
    * check: two poll intervals on); infinite without the watch. One number compare on the hot path.
@@ -96,37 +96,20 @@ export class PromptClient {
     this.onRead = options.onRead;
     this.labels = options.features?.find((feature) => feature !== undefined && typeof feature.target === 'function');
     const dynamoDB = options.dynamoDBClient ?? new DynamoDBClient({ maxAttempts: 1 });
-    if (options.l2 !== undefined) {
-      this.l2 = options.l2;
-    } else {
-      this.l2 = l2FromEnvironment(dynamoDB, this.options, this.counters);
-      this.ownsL2 = this.l2 !== undefined;
+    const table = new TableItemReader(dynamoDB, this.options.tableName, this.options.requestTimeoutMs, this.options.maxAttempts, this.counters);
+    const deps: TierDeps = {
+      protocol: TIER_PROTOCOL, table, dynamoDB, options: this.options, counters: this.counters, error: (m) => new PromptServingError(m),
+    };
+    const l2 = options.l2;
+    if (l2 !== undefined && typeof l2.attach !== 'function') {
+      throw new PromptServingError("`l2` takes the cache tier over your store: `l2: cacheTier(store)`, with `cacheTier` from 'cdk-prompt-serving/runtime'");
     }
-    this.reader = new CacheFirstReader(
-      dynamoDB,
-      this.options.tableName,
-      this.options.requestTimeoutMs,
-      this.options.maxAttempts,
-      this.counters,
-      {
-        l2: this.l2,
-        ...this.options,
-        incarnation: () => this.epoch?.incarnation,
-        epochReady: () => this.epoch?.ready() ?? Promise.resolve(),
-      },
-    );
+    this.tier = l2 !== undefined ? l2.attach(deps) : environmentTier(deps);
+    this.l2 = this.tier?.l2;
+    this.reader = this.tier?.reader ?? table;
     this.catalog = new Catalog(this.reader, this.options.catalogMaxAgeMs, this.counters);
     this.path = new ReadPath(this.options, this.counters, this.reader, this.catalog, this.labels);
-    if (this.l2?.writeThrough === true) {
-      this.epoch = watchEpoch(this.l2, this.options, () => this.path.revalidate(), (trustedUntil) => { this.epochTrustedUntil = trustedUntil; });
-      this.epoch.start();
-    }
-    // A reader the L2 serves makes its first table read when the cache fails: warm the SDK before that, once the
-    // L2's first connection is settled (not during it, which would slow this reader's start).
-    const ready = this.l2?.ready;
-    if (ready !== undefined) {
-      void withTimeout(() => ready.call(this.l2), this.options.l2ConnectTimeoutMs).catch(() => undefined).then(() => this.reader.warmUp());
-    }
+    this.epoch = this.tier?.start(this.path, this.catalog, (trustedUntil) => { this.epochTrustedUntil = trustedUntil; });
   }
 
   /**
@@ -240,7 +223,7 @@ export class PromptClient {
   async close(): Promise<void> {
     this.epoch?.stop();
     const closable = this.l2 as { close?: () => Promise<void> } | undefined;
-    if (this.l2 !== undefined && this.ownsL2 && closable?.close !== undefined) await closable.close();
+    if (this.tier?.owned === true && closable?.close !== undefined) await closable.close();
   }
 
   /**

@@ -30,6 +30,8 @@ export { render } from './render';
 export { PromptServingError, PromptNotFoundError, PromptRenderError, PromptStoreError } from './errors';
 export { l2Key } from './l2';
 export type { PromptCacheL2 } from './l2';
+export { cacheTier } from './cache-tier';
+export type { PromptCacheTier } from './tier';
 export type { PromptClientStats } from './stats';
 export { combineReadHooks, emfReadMetrics, logReads, otelReadAttributes } from './provenance';
 export type { PromptCatalog, PromptFor, TemplateJson, TemplateValue, TypedChatPrompt, TypedTextPrompt } from './typed';

@@ -1,11 +1,15 @@
 /**
  * Turns the L2 on from the environment contract (src/schema/env.ts), as the construct's `addReader` sets it:
- * `PROMPT_SERVING_CACHE_ENDPOINT` present → the built-in Valkey adapter (./valkey.ts), loaded only then, at run
- * time, from the reader layer (or beside this file when not bundled), and node-redis with it.
+ * `PROMPT_SERVING_CACHE_ENDPOINT` present → the cache tier and the built-in Valkey adapter (./cache-layer.ts), loaded
+ * only then, at run time, from the reader layer (or beside this file when not bundled), and node-redis with it. The
+ * core uses `environmentTier` and `loadAdapter` alone; `cacheConfigFromEnv` runs in the layer.
  */
 import { createRequire } from 'node:module';
+import type * as Layer from './cache-layer';
 import { PromptServingError } from './errors';
 import type { AwsCredentials } from './iam-token';
+import { AttachedTier, TIER_PROTOCOL, TierDeps } from './tier';
+import { logUnavailable } from './unavailable';
 import type * as Valkey from './valkey';
 import { CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env } from '../schema/env';
 
@@ -55,26 +59,58 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
 }
 
 /**
+ * The cache tier of the environment's cache, when the cache environment is set for this client's table and the reader
+ * layer's tier loads and speaks this client's protocol; `undefined` otherwise (reads go to the table, with one log line
+ * when the cache was configured). The environment's cache belongs to the environment's table
+ * (`PROMPT_SERVING_TABLE_NAME`): its reader user may read only that table's keys, so a client given another table never
+ * uses it (it would be refused on every read, then read the table anyway).
+ */
+export function environmentTier(deps: TierDeps): AttachedTier | undefined {
+  const { options, counters } = deps;
+  if (process.env[Env.tableName] !== options.tableName || !process.env[Env.cacheEndpoint]?.trim()) return undefined;
+  let layer: typeof Layer;
+  try {
+    layer = loadAdapter();
+  } catch (err) {
+    // A bundled reader without the reader layer: loudly, once; reads go to the table.
+    counters.l2Unavailable++;
+    logUnavailable('node-redis (redis) cannot be loaded: attach the reader layer (addReader does, unless the function\'s own `layers` '
+      + `replace it), which carries it with the client's cache adapter (${ADAPTER_MODULE}); reads go to the table `
+      + `(${String((err as Error)?.message ?? err).split('\n')[0]})`, options.tableName);
+    return undefined;
+  }
+  if (layer.TIER_PROTOCOL !== TIER_PROTOCOL || typeof layer.tierFromEnvironment !== 'function') {
+    // Version skew: a layer of another release of this package. Never called: its tier may expect another core.
+    counters.l2Unavailable++;
+    logUnavailable(`the reader layer's cache tier (${ADAPTER_MODULE}) speaks protocol ${String(layer.TIER_PROTOCOL)} and this client `
+      + `${TIER_PROTOCOL}: attach the layer of this client's cdk-prompt-serving version (addReader does, when the function is `
+      + 'deployed with the same version of the construct); reads go to the table', options.tableName);
+    return undefined;
+  }
+  return layer.tierFromEnvironment(deps);
+}
+
+/**
  * The module name of the built-in adapter (./valkey.ts) in the reader layer `addReader` attaches
  * (`/opt/nodejs/node_modules/cdk-prompt-serving-cache`, on `NODE_PATH`; docs/adr/0003-reader-layer.md).
  */
 export const ADAPTER_MODULE = 'cdk-prompt-serving-cache';
-/** Where the adapter sits beside this file in the package (lib/runtime/valkey.js): found when nothing bundled it away. */
-const ADAPTER_BESIDE = './valkey';
+/** Where the layer's module sits beside this file in the package (lib/runtime/cache-layer.js): found when nothing bundled it away. */
+const ADAPTER_BESIDE = './cache-layer';
 
 /**
  * The built-in Valkey adapter (./valkey.ts), loaded only when the cache is configured, by module names bundlers do
  * not follow, so a reader bundle never carries it: from the reader layer, else from beside this file (the package used
  * as installed, and this project's tests). Throws when neither has it (a bundled reader without the layer).
  */
-export function loadAdapter(): typeof Valkey {
+export function loadAdapter(): typeof Layer {
   const base = typeof __filename === 'string' && __filename ? __filename : `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`;
   try {
-    return createRequire(base)(ADAPTER_MODULE) as typeof Valkey;
+    return createRequire(base)(ADAPTER_MODULE) as typeof Layer;
   } catch (err) {
     // `require` with a variable: CommonJS as installed (and jest) resolve it, bundlers leave it alone.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    if (typeof require === 'function') return require(ADAPTER_BESIDE) as typeof Valkey;
+    if (typeof require === 'function') return require(ADAPTER_BESIDE) as typeof Layer;
     throw err;
   }
 }

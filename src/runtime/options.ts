@@ -4,7 +4,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptServingError } from './errors';
-import type { PromptCacheL2 } from './l2';
+import type { PromptCacheTier } from './tier';
 import type { PromptClientFeature } from './label-feature';
 import type { OnRead } from './provenance';
 
@@ -125,12 +125,13 @@ export interface PromptClientOptions {
    */
   readonly maxAttempts?: number;
   /**
-   * A shared cache tier (Valkey/Redis, …) between memory and the table. Its failures and timeouts are
-   * counted in `stats()` and never fail a read.
-   * @default - the built-in Valkey adapter when `PROMPT_SERVING_CACHE_ENDPOINT` is set (the construct's
-   * `addReader` sets it with a cache), else no L2; misses read the table
+   * A shared cache tier between memory and the table over a store of yours (Valkey/Redis, …): `cacheTier(store)`,
+   * with `cacheTier` from this module (a reader that passes none bundles none of the tier). Its failures and
+   * timeouts are counted in `stats()` and never fail a read.
+   * @default - the built-in Valkey adapter, with the tier, from the reader layer when `PROMPT_SERVING_CACHE_ENDPOINT`
+   * is set (the construct's `addReader` sets both), else no L2; misses read the table
    */
-  readonly l2?: PromptCacheL2;
+  readonly l2?: PromptCacheTier;
   /**
    * Upper bound on one L2 call once the client's start-up is over (during the first `l2ConnectTimeoutMs` from its
    * first L2 read, a call may take until the start-up ends; see `l2ConnectTimeoutMs`).

@@ -17,10 +17,8 @@ import { provenance } from './provenance';
 import type { ServeMode } from './rollout';
 import type { RolloutStep } from './rollout-step';
 import type { Counters } from './stats';
-import type { Deadline } from './store';
+import type { Deadline, ItemReader, Loaded } from './store';
 import { ReadTarget, versionTarget } from './target';
-import type { CacheFirstReader, Loaded } from './tiers';
-import { compareTokens } from '../schema/l2';
 
 /** A loaded entry and how the read that waited for it serves it (`hit`: a newer copy was already in memory). */
 type Served = readonly [Entry, ServeMode];
@@ -46,7 +44,7 @@ export class ReadPath {
   constructor(
     private readonly options: ResolvedOptions,
     private readonly counters: Counters,
-    private readonly reader: CacheFirstReader,
+    private readonly reader: ItemReader,
     private readonly catalog: Catalog,
     labels: LabelFeature | undefined,
   ) {
@@ -208,7 +206,7 @@ export class ReadPath {
     const fetchedAt = loaded.source === 'stream' ? Date.now() : loaded.fetchedAt;
     const held = this.prompts.get(target.key);
     if (held?.token !== undefined && !held.invalidated && held.expiresAt > Date.now()
-      && (loaded.token === undefined || compareTokens(held.token, loaded.token) > 0)) {
+      && (loaded.token === undefined || this.reader.compareTokens!(held.token, loaded.token) > 0)) {
       return [held, 'hit']; // a late load: the stream's newer value arrived meanwhile (served from memory)
     }
     const rollout = built.rollout === undefined ? undefined : this.rollouts!.state(built.rollout, target.label!, built.prompt);
@@ -221,36 +219,6 @@ export class ReadPath {
     this.notFound.delete(target.key);
     if (rollout !== undefined) this.rollouts!.prepareCandidate(entry, rollout).catch(() => undefined);
     return [entry, 'loaded'];
-  }
-
-  /**
-   * The epoch moved: every copy that can change (not exact versions) is compared with the L2's stream value (one GET
-   * each, no table read): replaced by a different one (the stream's is the newest applied), kept fresh by the same one,
-   * and otherwise marked for re-validation — never dropped, so it stays the last good copy for stale-if-error until a
-   * newer one is in hand. Not-found answers are forgotten and the catalog is re-read (from the L2).
-   */
-  async revalidate(): Promise<void> {
-    this.generation++;
-    this.notFound.clear();
-    const checks = [...this.prompts.values()].filter((e) => !e.immutable).map(async (entry) => {
-      const shared = await this.reader.readShared(entry.target.promptId, entry.target.sortKey, false, true);
-      if (this.prompts.get(entry.key) !== entry) return; // replaced meanwhile
-      if (shared?.token === undefined) {
-        entry.invalidated = true;
-      } else if (entry.token !== undefined && compareTokens(shared.token, entry.token) === 0) {
-        entry.expiresAt = Math.max(entry.expiresAt, Date.now() + this.options.maxAgeMs);
-        entry.invalidated = false;
-      } else {
-        this.counters.revalidations++;
-        try {
-          this.accept(entry.target, shared);
-        } catch (err) {
-          if (!(err instanceof PromptNotFoundError)) entry.invalidated = true; // a value that breaks the contract
-        }
-      }
-    });
-    await Promise.all([...checks, this.catalog.refresh(undefined, true)]);
-    this.counters.epochMoves++; // counted once every copy was re-validated
   }
 
   /** Forgets one prompt's entries (every target of it) and not-found answers. */

@@ -11,6 +11,40 @@ import { fromItem, Item } from '../schema/ddb-codec';
 import { PARTITION_KEY, SORT_KEY } from '../schema/keys';
 import { isTransient } from '../schema/retryable';
 
+/** A stream value's ordering token (the cache tier's, tiers.ts). */
+export interface Token {
+  readonly inc: string;
+  readonly seq: string;
+}
+
+/** An item and where it came from. */
+export interface Loaded {
+  /** The item as a plain object (numbers as numbers, binary as `Uint8Array`); `undefined`: the stream says the row was removed. */
+  readonly item: Record<string, unknown> | undefined;
+  /** The stream value's token (stream values only). */
+  readonly token?: Token;
+  /** When it was read from the table (epoch ms, never in the future); for a stream value, when the L2 was read. */
+  readonly fetchedAt: number;
+  readonly source: 'stream' | 'fill' | 'table';
+  /** Convenience: `source !== 'table'`. */
+  readonly fromL2: boolean;
+}
+
+/**
+ * What the read path and the catalog read items through: the table alone (`TableItemReader`), or the cache tier in
+ * front of it (tiers.ts), loaded only when a reader has one.
+ */
+export interface ItemReader {
+  /** A deadline `requestTimeoutMs` from now, for one read or several sharing one budget. */
+  deadline(): Deadline;
+  /** The item, or `undefined` when the table has none; `skipL2`: past the cache tier. Throws `PromptStoreError`. */
+  read(promptId: string, sortKey: string, deadline: Deadline, skipL2?: boolean): Promise<Loaded | undefined>;
+  /** The stream value of an item (the epoch's re-validation; cache tier only). */
+  readShared?(promptId: string, sortKey: string, count?: boolean, streamOnly?: boolean): Promise<Loaded | undefined>;
+  /** Orders two stream tokens (cache tier only: only its copies carry one). */
+  compareTokens?(a: Token, b: Token): number;
+}
+
 /** First retry waits up to this long (full jitter: a uniform draw from 0 to the cap of the attempt). */
 export const BACKOFF_BASE_MS = 50;
 /** No retry waits longer than this. */
@@ -155,7 +189,7 @@ class Deadlines {
   }
 }
 
-export class TableItemReader {
+export class TableItemReader implements ItemReader {
   /** Reads asked for in this tick, by deadline: flushed together. */
   private readonly pending = new Map<Deadline, Pending[]>();
   private readonly deadlines: Deadlines;
@@ -191,10 +225,11 @@ export class TableItemReader {
     return this.deadlines.next();
   }
 
-  /** The item `{promptId, sortKey}` as a plain object, or `undefined`; throws `PromptStoreError`. */
-  async getItem(promptId: string, sortKey: string, deadline = this.deadline()): Promise<Record<string, unknown> | undefined> {
-    const item = await this.getRawItem(promptId, sortKey, deadline);
-    return item === undefined ? undefined : fromItem(item);
+  /** The item from the table (a reader without the cache tier). */
+  async read(promptId: string, sortKey: string, deadline: Deadline): Promise<Loaded | undefined> {
+    const fetchedAt = Date.now();
+    const raw = await this.getRawItem(promptId, sortKey, deadline);
+    return raw === undefined ? undefined : { item: fromItem(raw), fetchedAt, source: 'table', fromL2: false };
   }
 
   /**

@@ -5,35 +5,17 @@
  * epoch's) and the readers' own fills (trusted only within `maxAgeSeconds` of their table read, stored for the L1
  * bound). The catalog goes through here too (`getItem` of `#catalog`), so a fleet cold start reads it from the L2.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptCacheL2, withTimeout } from './l2';
 import type { Counters } from './stats';
-import { Deadline, TableItemReader } from './store';
+import type { Deadline, ItemReader, Loaded, TableItemReader, Token } from './store';
 import { fromItem, Item } from '../schema/ddb-codec';
-import { CATALOG_ID, parseVersionKey } from '../schema/keys';
+import { parseVersionKey } from '../schema/keys';
 import {
-  decodeFillValue, decodeStreamValue, DynamoJsonItem, encodeFillValue, fromDynamoJson, l2FillKey, l2FillTtlSeconds, l2ItemKey,
-  toDynamoJson,
+  compareTokens, decodeFillValue, decodeStreamValue, DynamoJsonItem, encodeFillValue, fromDynamoJson, l2FillKey, l2FillTtlSeconds,
+  l2ItemKey, toDynamoJson,
 } from '../schema/l2';
 
-/** A stream value's ordering token. */
-export interface Token {
-  readonly inc: string;
-  readonly seq: string;
-}
-
-/** An item and where it came from. */
-export interface Loaded {
-  /** The item as a plain object (numbers as numbers, binary as `Uint8Array`); `undefined`: the stream says the row was removed. */
-  readonly item: Record<string, unknown> | undefined;
-  /** The stream value's token (stream values only). */
-  readonly token?: Token;
-  /** When it was read from the table (epoch ms, never in the future); for a stream value, when the L2 was read. */
-  readonly fetchedAt: number;
-  readonly source: 'stream' | 'fill' | 'table';
-  /** Convenience: `source !== 'table'`. */
-  readonly fromL2: boolean;
-}
+export type { Loaded, Token } from './store';
 
 export interface SharedOptions {
   readonly l2: PromptCacheL2 | undefined;
@@ -50,7 +32,12 @@ export interface SharedOptions {
   readonly epochReady?: () => Promise<void>;
 }
 
-export class CacheFirstReader extends TableItemReader {
+/**
+ * The cache tier in front of the table: wraps the core's `TableItemReader` (it never subclasses a class of the core, so
+ * a tier loaded from the reader layer shares the core's error classes: the table's `PromptStoreError` reaches the read
+ * path as the core's own).
+ */
+export class CacheFirstReader implements ItemReader {
   private readonly l2: PromptCacheL2 | undefined;
   /**
    * When this reader's start-up budget ends (`performance.now()`): `undefined` until its first L2 read, 0 once over.
@@ -58,13 +45,23 @@ export class CacheFirstReader extends TableItemReader {
    */
   private startupEndsAt: number | undefined;
 
+  private readonly tableName: string;
+
   constructor(
-    client: DynamoDBClient, tableName: string, requestTimeoutMs: number, maxAttempts: number,
+    private readonly table: TableItemReader,
     private readonly stats: Counters,
     private readonly shared: SharedOptions,
   ) {
-    super(client, tableName, requestTimeoutMs, maxAttempts, stats);
     this.l2 = shared.l2;
+    this.tableName = table.tableName;
+  }
+
+  deadline(): Deadline {
+    return this.table.deadline();
+  }
+
+  compareTokens(a: Token, b: Token): number {
+    return compareTokens(a, b);
   }
 
   /**
@@ -104,12 +101,6 @@ export class CacheFirstReader extends TableItemReader {
     return this.l2?.writeThrough === true;
   }
 
-  /** The catalog comes from the L2 when it holds it; every other item from the table alone. */
-  override async getItem(promptId: string, sortKey: string, deadline = this.deadline()): Promise<Record<string, unknown> | undefined> {
-    if (promptId !== CATALOG_ID || this.l2 === undefined) return super.getItem(promptId, sortKey, deadline);
-    return (await this.read(promptId, sortKey, deadline))?.item;
-  }
-
   /**
    * L2 (a stream value of the current incarnation, else a fresh fill), else the table (then the L2 is filled in
    * the background); `undefined` when the table has no item.
@@ -120,7 +111,7 @@ export class CacheFirstReader extends TableItemReader {
       if (shared !== undefined) return shared;
     }
     const fetchedAt = Date.now();
-    const raw = await this.getRawItem(promptId, sortKey, deadline);
+    const raw = await this.table.getRawItem(promptId, sortKey, deadline);
     if (raw === undefined) return undefined;
     const item = fromItem(raw);
     if (this.l2 !== undefined) {

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
-import { PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError, render } from '../../src/runtime';
+import { cacheTier, PromptClient, PromptNotFoundError, PromptRenderError, PromptStoreError, render } from '../../src/runtime';
 import { resolveOptions } from '../../src/runtime/options';
 import { promptFromItem } from '../../src/runtime/prompt';
 import { ValkeyL2 } from '../../src/runtime/valkey';
@@ -284,7 +284,7 @@ describe('hostile L2 values: both clients serve, read the table, or say not foun
     const reader = new ValkeyL2({ host: '127.0.0.1', port: server.port, tls: false, cluster: false, connectTimeoutMs: 2000 });
     const client = localDynamoDBClient({ maxAttempts: 1 });
     const keys = logGetItemKeys(client);
-    const prompts = new PromptClient({ tableName, dynamoDBClient: client, l2: reader, maxAgeSeconds: 60, l2TimeoutMs: 1000 });
+    const prompts = new PromptClient({ tableName, dynamoDBClient: client, l2: cacheTier(reader), maxAgeSeconds: 60, l2TimeoutMs: 1000 });
     try {
       const answer = await prompts.getPrompt(c.id).then(
         (p) => ({
@@ -351,7 +351,7 @@ describe('a catalog read from a reader\'s fill never rules an id out alone: both
     const reader = new ValkeyL2({ host: '127.0.0.1', port: server.port, tls: false, cluster: false, connectTimeoutMs: 2000 });
     const client = localDynamoDBClient({ maxAttempts: 1 });
     const keys = logGetItemKeys(client);
-    const prompts = new PromptClient({ tableName, dynamoDBClient: client, l2: reader, maxAgeSeconds: 60, l2TimeoutMs: 1000 });
+    const prompts = new PromptClient({ tableName, dynamoDBClient: client, l2: cacheTier(reader), maxAgeSeconds: 60, l2TimeoutMs: 1000 });
     try {
       for (const read of c.reads) {
         const answer = await prompts.getPrompt(read.id).then(

@@ -6,7 +6,7 @@
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
 import { BUNDLE, cacheClient, createStreamTable, handlerEnv, poller, READER, startCache, startHandler, WRITER } from './cache-fixture';
-import { PromptClient } from '../../src/runtime';
+import { cacheTier, PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 import {
   CATALOG_ID, CURRENT, decodeStreamValue, epochIncarnation, l2CatalogKey, l2EpochKey, l2FillKey, l2ItemKey, versionKey,
@@ -128,7 +128,7 @@ test('a REMOVE deletes the key; a tombstone is written through and readers are t
   const counter = new CallCounter();
   const reader = cacheClient(cache);
   closers.push(() => reader.close());
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient: counter.attach(localDynamoDBClient()), l2: reader });
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient: counter.attach(localDynamoDBClient()), l2: cacheTier(reader) });
   closers.push(() => prompts.close());
   await expect(prompts.getPrompt('gone')).rejects.toThrow("prompt 'gone' not found: deleted");
   expect(counter.count('GetItem') + counter.count('BatchGetItem')).toBe(0);
@@ -243,7 +243,7 @@ test('the cache full (maxmemory, noeviction): the value that cannot land is dele
   // AND a reader serves v2 from the table
   const reader = cacheClient(cache);
   closers.push(() => reader.close());
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient: localDynamoDBClient(), l2: reader });
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient: localDynamoDBClient(), l2: cacheTier(reader) });
   closers.push(() => prompts.close());
   expect((await prompts.getPrompt('full')).version).toBe(2);
   // AND the next batch restores the epoch
@@ -258,7 +258,7 @@ test('a catalog fill of no lineage (filled while the epoch was garbage) never ru
   await stream.drain();
   await inspect.set(l2EpochKey(table), 'banana');
   const earlyL2 = cacheClient(cache);
-  const early = new PromptClient({ tableName: table, dynamoDBClient: localDynamoDBClient(), l2: earlyL2 });
+  const early = new PromptClient({ tableName: table, dynamoDBClient: localDynamoDBClient(), l2: cacheTier(earlyL2) });
   await expect(early.getPrompt('late')).rejects.toThrow("prompt 'late' not found: not in the catalog");
   const fillKey = l2FillKey(table, CATALOG_ID, CURRENT);
   for (let i = 0; i < 200 && await inspect.exists(fillKey) === 0; i++) await new Promise((r) => setTimeout(r, 10));
@@ -276,7 +276,7 @@ test('a catalog fill of no lineage (filled while the epoch was garbage) never ru
   const counter = new CallCounter();
   const reader = cacheClient(cache);
   closers.push(() => reader.close());
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient: counter.attach(localDynamoDBClient()), l2: reader });
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient: counter.attach(localDynamoDBClient()), l2: cacheTier(reader) });
   closers.push(() => prompts.close());
   expect((await prompts.getPrompt('late')).version).toBe(1);
   expect(counter.count('GetItem')).toBe(2); // the prompt, beside the catalog (cold); the catalog, past the fill
@@ -302,7 +302,7 @@ test('an epoch deleted (evicted, lost in a failover) and re-created by the next 
   const reader = cacheClient(cache);
   closers.push(() => reader.close());
   const prompts = new PromptClient({
-    tableName: table, dynamoDBClient: localDynamoDBClient(), l2: reader, maxAgeSeconds: 60, epochPollIntervalMs: 100,
+    tableName: table, dynamoDBClient: localDynamoDBClient(), l2: cacheTier(reader), maxAgeSeconds: 60, epochPollIntervalMs: 100,
   });
   closers.push(() => prompts.close());
   expect((await prompts.getPrompt('recreated')).version).toBe(1);

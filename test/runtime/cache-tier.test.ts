@@ -5,7 +5,7 @@
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { publish, textContent, writeCatalog } from './fixtures';
-import { preload, PromptClient } from '../../src/runtime';
+import { cacheTier, preload, PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 import { CURRENT, decodeStreamValue, Env, l2ItemKey, l2ReaderAccessRules } from '../../src/schema';
 import { cacheClient, createStreamTable, poller, startCache, startHandler } from '../invalidation/cache-fixture';
@@ -48,7 +48,7 @@ async function reader(options: { maxAgeSeconds?: number; epochPollIntervalMs?: n
   const counter = new CallCounter();
   const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }));
   const l2 = cacheClient(cache);
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 100, l2TimeoutMs: 200, ...options });
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient, l2: cacheTier(l2), epochPollIntervalMs: 100, l2TimeoutMs: 200, ...options });
   closers.push(() => prompts.close(), () => l2.close(), () => dynamoDBClient.destroy());
   await preload(prompts);
   const tableReads = () => counter.count('GetItem') + counter.count('BatchGetItem');

@@ -4,7 +4,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fakeDate, publish, textContent } from './fixtures';
-import { MAX_TIMER_MS, PromptCacheL2, PromptClient, PromptNotFoundError, PromptServingError, render } from '../../src/runtime';
+import { cacheTier, MAX_TIMER_MS, PromptCacheL2, PromptClient, PromptNotFoundError, PromptServingError, render } from '../../src/runtime';
 import { CURRENT, encodeFillValue, l2FillKey } from '../../src/schema';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -79,13 +79,13 @@ test('an L2 fill stamped an hour in the future is not used; one a second ahead i
   // GIVEN an L2 fill stamped an hour ahead (a reader with a wrong clock)
   const data = new Map<string, string>();
   const l2: PromptCacheL2 = { get: async (k) => data.get(k), set: async (k, v) => { data.set(k, v); } };
-  const seeded = client({ l2 });
+  const seeded = client({ l2: cacheTier(l2) });
   await seeded.prompts.getPrompt('greeting');
   await new Promise((resolve) => setImmediate(resolve));
   const key = l2FillKey(table, 'greeting', CURRENT);
   const value = JSON.parse(data.get(key)!);
   data.set(key, encodeFillValue({ ...value, fetchedAt: Date.now() + 3_600_000 }));
-  const { prompts, counter } = client({ l2, maxAgeSeconds: 60, staleWhileRevalidateSeconds: 0, catalogMaxAgeSeconds: 3600 });
+  const { prompts, counter } = client({ l2: cacheTier(l2), maxAgeSeconds: 60, staleWhileRevalidateSeconds: 0, catalogMaxAgeSeconds: 3600 });
   counter.reset();
   // WHEN a fresh reader reads it
   await prompts.getPrompt('greeting');
@@ -98,7 +98,7 @@ test('an L2 fill stamped an hour in the future is not used; one a second ahead i
   // GIVEN a fill a second ahead (within the clock skew allowed)
   data.set(key, encodeFillValue({ ...value, fetchedAt: Date.now() + 1000 }));
   const clock = fakeDate();
-  const near = client({ l2, maxAgeSeconds: 60, staleWhileRevalidateSeconds: 0, catalogMaxAgeSeconds: 3600 });
+  const near = client({ l2: cacheTier(l2), maxAgeSeconds: 60, staleWhileRevalidateSeconds: 0, catalogMaxAgeSeconds: 3600 });
   await near.prompts.getPrompt('greeting');
   expect(near.prompts.stats().l2Hits).toBe(1);
   // WHEN maxAgeSeconds pass on this machine's clock, and the L2 no longer has it

@@ -23,7 +23,7 @@ import * as fc from 'fast-check';
 import { STREAM_FILTER_PATTERN } from '../../src/invalidation/filter';
 import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
 import { Log, writeThrough } from '../../src/invalidation/write-through';
-import { PromptClient, PromptNotFoundError } from '../../src/runtime';
+import { cacheTier, PromptClient, PromptNotFoundError } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 import {
   Attr, bloomBuild, bloomMightContain, bloomParameters, CATALOG_ID, checksum, CURRENT, decodeStreamValue, epochIncarnation, l2EpochKey,
@@ -192,7 +192,7 @@ export class Case {
       const l2 = world.adapter(READER);
       const ddb = localDynamoDBClient({ maxAttempts: 1 });
       const prompts = new PromptClient({
-        tableName: table, dynamoDBClient: ddb, l2, maxAgeSeconds: 60, epochPollIntervalMs: 50, l2TimeoutMs: 2000, requestTimeoutMs: 5000,
+        tableName: table, dynamoDBClient: ddb, l2: cacheTier(l2), maxAgeSeconds: 60, epochPollIntervalMs: 50, l2TimeoutMs: 2000, requestTimeoutMs: 5000,
       });
       this.readers.push({ prompts, l2, ddb });
     }

@@ -6,7 +6,7 @@
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { logGetItemKeys, publish, textContent } from './fixtures';
-import { PromptCacheL2, PromptClient } from '../../src/runtime';
+import { cacheTier, PromptCacheL2, PromptClient } from '../../src/runtime';
 import { CURRENT } from '../../src/schema/keys';
 import { encodeStreamValue, l2EpochKey, l2ItemKey, toDynamoJson } from '../../src/schema/l2';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -61,7 +61,7 @@ function newClient(l2: PromptCacheL2) {
   opened.push(dynamoDBClient);
   const keys = logGetItemKeys(dynamoDBClient);
   // l2TimeoutMs above the epoch's delay: what is measured is the order, not a timeout.
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient, l2, l2TimeoutMs: 2 * EPOCH_DELAY_MS });
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient, l2: cacheTier(l2), l2TimeoutMs: 2 * EPOCH_DELAY_MS });
   clients.push(prompts);
   return { prompts, keys };
 }

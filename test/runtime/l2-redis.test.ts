@@ -6,7 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createClient } from 'redis';
 import { fakeDate, logGetItemKeys, markDeleted, publish, textContent } from './fixtures';
-import { preload, Prompt, PromptCacheL2, PromptClient, PromptClientStats, PromptNotFoundError } from '../../src/runtime';
+import { cacheTier, preload, Prompt, PromptCacheL2, PromptClient, PromptClientStats, PromptNotFoundError } from '../../src/runtime';
 import { CURRENT, versionKey } from '../../src/schema';
 import { l2FillKey } from '../../src/schema/l2';
 import { CallCounter } from '../support/call-counter';
@@ -93,7 +93,7 @@ function newInstance(l2: PromptCacheL2 = readmeAdapter(redis)) {
   const prompts = new PromptClient({
     tableName: table,
     dynamoDBClient,
-    l2,
+    l2: cacheTier(l2),
     maxAgeSeconds: MAX_AGE_SECONDS,
     l2TimeoutMs: L2_TIMEOUT_MS,
     // Fresh instances time single calls: a start-up budget no longer than one call's (test/runtime/l2.test.ts has the start-up's).

@@ -4,7 +4,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fakeDate, logGetItemKeys, publish, textContent } from './fixtures';
-import { PromptCacheL2, PromptClient } from '../../src/runtime';
+import { cacheTier, PromptCacheL2, PromptClient } from '../../src/runtime';
 import { l2FillKey } from '../../src/schema/l2';
 import { CallCounter } from '../support/call-counter';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
@@ -35,7 +35,7 @@ function newClient(l2: PromptCacheL2, maxAgeSeconds = 60) {
   opened.push(dynamoDBClient);
   const keys = logGetItemKeys(dynamoDBClient);
   // A start-up budget no longer than one call's: these tests time single calls (the start-up has tests of its own).
-  return { prompts: new PromptClient({ tableName: table, dynamoDBClient, l2, maxAgeSeconds, l2TimeoutMs: 50, l2ConnectTimeoutMs: 50 }), keys };
+  return { prompts: new PromptClient({ tableName: table, dynamoDBClient, l2: cacheTier(l2), maxAgeSeconds, l2TimeoutMs: 50, l2ConnectTimeoutMs: 50 }), keys };
 }
 
 /** An in-memory L2 with TTLs, like Valkey's `SET key value EX ttl`. */
@@ -127,7 +127,7 @@ describe('the start-up budget: the first connection and the first round trips sh
     const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }));
     opened.push(dynamoDBClient);
     const keys = logGetItemKeys(dynamoDBClient);
-    return { prompts: new PromptClient({ tableName: table, dynamoDBClient, l2, l2TimeoutMs: 50, l2ConnectTimeoutMs }), keys };
+    return { prompts: new PromptClient({ tableName: table, dynamoDBClient, l2: cacheTier(l2), l2TimeoutMs: 50, l2ConnectTimeoutMs }), keys };
   }
 
   test('during the start-up, an answer slower than l2TimeoutMs is waited for: served from the L2, no table read', async () => {

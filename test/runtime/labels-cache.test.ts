@@ -11,7 +11,7 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { publish, textContent, writeCatalog } from './fixtures';
 import { removeRollout, rolloutMap, setRollout, writeLabel } from './labels-fixtures';
-import { labels, preload, PromptClient } from '../../src/runtime';
+import { cacheTier, labels, preload, PromptClient } from '../../src/runtime';
 import { decodeStreamValue, l2ItemKey, rolloutBucket } from '../../src/schema';
 import { toItem } from '../../src/schema/ddb-codec';
 import { cacheClient, createStreamTable, poller, startCache, startHandler } from '../invalidation/cache-fixture';
@@ -59,7 +59,7 @@ async function reader(options: { maxAgeSeconds?: number } = {}) {
   const dynamoDBClient = counter.attach(localDynamoDBClient({ maxAttempts: 1 }));
   const l2 = cacheClient(cache);
   const prompts = new PromptClient({
-    tableName: table, dynamoDBClient, l2, epochPollIntervalMs: 100, l2TimeoutMs: 200, features: [labels], ...options,
+    tableName: table, dynamoDBClient, l2: cacheTier(l2), epochPollIntervalMs: 100, l2TimeoutMs: 200, features: [labels], ...options,
   });
   closers.push(() => prompts.close(), () => l2.close(), () => dynamoDBClient.destroy());
   await preload(prompts);

@@ -5,7 +5,7 @@
  * each key, so it can say whether any key ever went from arm B back to arm A. No jest globals.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { labels, preload, PromptClient } from '../../src/runtime';
+import { cacheTier, labels, preload, PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 
 const env = process.env;
@@ -27,7 +27,7 @@ const l2 = new ValkeyL2({
   onError: (err) => process.stderr.write(`L2 error: ${String((err as Error)?.message ?? err)}\n`),
 });
 const prompts = new PromptClient({
-  tableName: env.TABLE_NAME!, dynamoDBClient, l2, epochPollIntervalMs: Number(env.EPOCH_POLL_MS ?? 500), features: [labels],
+  tableName: env.TABLE_NAME!, dynamoDBClient, l2: cacheTier(l2), epochPollIntervalMs: Number(env.EPOCH_POLL_MS ?? 500), features: [labels],
 });
 /** The arm last served to each key ('A' without a rollout). */
 const lastArm = new Map<string, 'A' | 'B'>();

@@ -14,6 +14,7 @@ import {
 } from '../../src/runtime';
 import { RedisServer, startRedisServer } from '../support/redis-server';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
+import { cacheTier } from '../../src/runtime';
 
 let admin: DynamoDBClient;
 let table: string;
@@ -147,13 +148,13 @@ test('stale-while-revalidate: l1 and stale; stale-if-error: l1 and stale; nothin
 test('a copy served from the L2 says l2, and its age is that of the table read behind it', async () => {
   // GIVEN one instance filled the L2
   await redis.flushAll();
-  const first = client({ l2: l2() });
+  const first = client({ l2: cacheTier(l2()) });
   await first.prompts.getPrompt('greeting');
   const deadline = Date.now() + 2000;
   while ((await redis.keys('*')).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   await new Promise((r) => setTimeout(r, 20));
   // WHEN another instance reads it
-  const second = client({ l2: l2() });
+  const second = client({ l2: cacheTier(l2()) });
   const shared = await second.prompts.getPrompt('greeting');
   // THEN
   expect(shared.provenance.source).toBe('l2');
@@ -164,15 +165,15 @@ test('a copy served from the L2 says l2, and its age is that of the table read b
 test('a labeled read served from the L2 says l2, for each arm (the label item and the candidate both from the L2)', async () => {
   // GIVEN one instance filled the L2 with the label item and the candidate
   await redis.flushAll();
-  const first = client({ l2: l2() });
+  const first = client({ l2: cacheTier(l2()) });
   await first.prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-0' });
   const deadline = Date.now() + 2000;
   while ((await redis.keys('*')).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   await new Promise((r) => setTimeout(r, 20));
   // WHEN other instances read arm B, and arm A, first
-  const second = client({ l2: l2() });
+  const second = client({ l2: cacheTier(l2()) });
   const b = await second.prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-4' });
-  const third = client({ l2: l2() });
+  const third = client({ l2: cacheTier(l2()) });
   const a = await third.prompts.getPrompt('greeting', { label: 'canary', stickinessKey: 'user-0' });
   // THEN
   expect([b.provenance.source, b.version, b.rollout?.arm]).toEqual(['l2', 2, 'B']);
@@ -222,7 +223,7 @@ test('emfReadMetrics: one EMF line per interval with reads by tier, stale, fallb
   const metrics = emfReadMetrics({ write: (l) => lines.push(l), flushIntervalSeconds: 60 });
   const brokenL2: PromptCacheL2 = { get: () => Promise.reject(new Error('down')), set: () => Promise.reject(new Error('down')), delete: async () => 0 };
   const { prompts, ddb } = client({
-    onRead: metrics.onRead, l2: brokenL2, maxAgeSeconds: 1, staleWhileRevalidateSeconds: 0, staleIfErrorSeconds: 100,
+    onRead: metrics.onRead, l2: cacheTier(brokenL2), maxAgeSeconds: 1, staleWhileRevalidateSeconds: 0, staleIfErrorSeconds: 100,
   });
   // WHEN: a table read, two hits, a stale-if-error serve, a fallback
   await prompts.getPrompt('greeting');

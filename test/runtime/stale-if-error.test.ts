@@ -7,7 +7,7 @@
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { failNextGetItems, logGetItemKeys, publish, textContent } from './fixtures';
 import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
-import { PromptClient } from '../../src/runtime';
+import { cacheTier, PromptClient } from '../../src/runtime';
 import {
   CURRENT, encodeStreamValue, incarnationAt, l2EpochKey, l2FillKey, l2ItemKey, PARTITION_KEY, SORT_KEY, toDynamoJson,
 } from '../../src/schema';
@@ -62,7 +62,7 @@ test('the epoch moves while the L2 no longer holds the value and the table throt
   const keys = logGetItemKeys(ddb);
   const l2 = adapter();
   const prompts = new PromptClient({
-    tableName: table, dynamoDBClient: ddb, l2, maxAgeSeconds: 60, staleIfErrorSeconds: 3600, epochPollIntervalMs: 20, maxAttempts: 1,
+    tableName: table, dynamoDBClient: ddb, l2: cacheTier(l2), maxAgeSeconds: 60, staleIfErrorSeconds: 3600, epochPollIntervalMs: 20, maxAttempts: 1,
   });
   closers.push(() => prompts.close(), () => l2.close(), () => ddb.destroy());
   expect(await prompts.getPrompt('kept')).toMatchObject({ version: 1, stale: false });
@@ -96,7 +96,7 @@ test('a copy the epoch marked is not served as fresh: the next read re-validates
   const counter = new CallCounter();
   const ddb = counter.attach(localDynamoDBClient({ maxAttempts: 1 }));
   const l2 = adapter();
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient: ddb, l2, maxAgeSeconds: 60, epochPollIntervalMs: 20 });
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient: ddb, l2: cacheTier(l2), maxAgeSeconds: 60, epochPollIntervalMs: 20 });
   closers.push(() => prompts.close(), () => l2.close(), () => ddb.destroy());
   await prompts.getPrompt('kept');
   // WHEN the table changes, the stream value is gone and the epoch moves

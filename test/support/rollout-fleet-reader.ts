@@ -11,7 +11,7 @@
  * JSON list), POLL_MS, MAX_LIFETIME_MS.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { labels, preload, PromptClient } from '../../src/runtime';
+import { cacheTier, labels, preload, PromptClient } from '../../src/runtime';
 import { ValkeyL2 } from '../../src/runtime/valkey';
 
 const env = process.env;
@@ -35,7 +35,7 @@ const l2 = new ValkeyL2({
   connectTimeoutMs: 2000,
   onError: (err) => process.stderr.write(`L2 error: ${String((err as Error)?.message ?? err)}\n`),
 });
-const prompts = new PromptClient({ tableName: env.TABLE_NAME!, dynamoDBClient, l2, features: [labels] });
+const prompts = new PromptClient({ tableName: env.TABLE_NAME!, dynamoDBClient, l2: cacheTier(l2), features: [labels] });
 let stopping = false;
 process.stdin.on('end', () => { stopping = true; });
 process.stdin.on('close', () => { stopping = true; });
