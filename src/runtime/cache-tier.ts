@@ -9,8 +9,8 @@ import type { Catalog } from './catalog';
 import type { EpochWatcher } from './epoch';
 import { PromptCacheL2, withTimeout } from './l2';
 import type { ReadPath } from './read-path';
-import { CacheFirstReader } from './tiers';
 import { AttachedTier, PromptCacheTier, TIER_PROTOCOL, TierDeps } from './tier';
+import { CacheFirstReader } from './tiers';
 import { compareTokens } from '../schema/l2';
 
 /**

@@ -4,9 +4,9 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptServingError } from './errors';
-import type { PromptCacheTier } from './tier';
 import type { PromptClientFeature } from './label-feature';
 import type { OnRead } from './provenance';
+import type { PromptCacheTier } from './tier';
 
 /** Default of every numeric option; each can be overridden by its variable in `EnvVars`. */
 export const Defaults = {

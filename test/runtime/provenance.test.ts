@@ -11,10 +11,10 @@ import { rolloutMap, writeLabel } from './labels-fixtures';
 import {
   labels,
   combineReadHooks, emfReadMetrics, logReads, otelReadAttributes, PromptCacheL2, PromptClient, ReadInfo,
+  cacheTier,
 } from '../../src/runtime';
 import { RedisServer, startRedisServer } from '../support/redis-server';
 import { createServingTable, deleteTable, localDynamoDBClient } from '../support/table';
-import { cacheTier } from '../../src/runtime';
 
 let admin: DynamoDBClient;
 let table: string;
