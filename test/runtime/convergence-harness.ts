@@ -192,7 +192,13 @@ export class Case {
       const l2 = world.adapter(READER);
       const ddb = localDynamoDBClient({ maxAttempts: 1 });
       const prompts = new PromptClient({
-        tableName: table, dynamoDBClient: ddb, l2: cacheTier(l2), maxAgeSeconds: 60, epochPollIntervalMs: 50, l2TimeoutMs: 2000, requestTimeoutMs: 5000,
+        tableName: table,
+        dynamoDBClient: ddb,
+        l2: cacheTier(l2),
+        maxAgeSeconds: 60,
+        epochPollIntervalMs: 50,
+        l2TimeoutMs: 2000,
+        requestTimeoutMs: 5000,
       });
       this.readers.push({ prompts, l2, ddb });
     }

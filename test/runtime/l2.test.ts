@@ -35,7 +35,8 @@ function newClient(l2: PromptCacheL2, maxAgeSeconds = 60) {
   opened.push(dynamoDBClient);
   const keys = logGetItemKeys(dynamoDBClient);
   // A start-up budget no longer than one call's: these tests time single calls (the start-up has tests of its own).
-  return { prompts: new PromptClient({ tableName: table, dynamoDBClient, l2: cacheTier(l2), maxAgeSeconds, l2TimeoutMs: 50, l2ConnectTimeoutMs: 50 }), keys };
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient, l2: cacheTier(l2), maxAgeSeconds, l2TimeoutMs: 50, l2ConnectTimeoutMs: 50 });
+  return { prompts, keys };
 }
 
 /** An in-memory L2 with TTLs, like Valkey's `SET key value EX ttl`. */
