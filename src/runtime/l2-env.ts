@@ -11,7 +11,9 @@ import type { AwsCredentials } from './iam-token';
 import { AttachedTier, TIER_PROTOCOL, TierDeps } from './tier';
 import { logUnavailable } from './unavailable';
 import type * as Valkey from './valkey';
-import { CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env } from '../schema/env';
+import {
+  CACHE_AUTH_IAM, CACHE_AUTH_NONE, CACHE_RESOURCE_REPLICATION_GROUP, CACHE_RESOURCE_SERVERLESS, Env, ENV_CACHE_ENDPOINT, ENV_TABLE_NAME,
+} from '../schema/env';
 
 /** Where AWS credentials and the Region come from (a `DynamoDBClient`'s resolved config has both). */
 export interface AwsIdentity {
@@ -67,7 +69,7 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
  */
 export function environmentTier(deps: TierDeps): AttachedTier | undefined {
   const { options, counters } = deps;
-  if (process.env[Env.tableName] !== options.tableName || !process.env[Env.cacheEndpoint]?.trim()) return undefined;
+  if (process.env[ENV_TABLE_NAME] !== options.tableName || !process.env[ENV_CACHE_ENDPOINT]?.trim()) return undefined;
   let layer: typeof Layer;
   try {
     layer = loadAdapter();

@@ -4,7 +4,7 @@
  * cache tier's `readerCacheUnavailableAlarm` watches. Its own module, so the adapter (./valkey.ts, shipped in the
  * reader layer) and the environment set-up (./l2-env.ts) both use it without importing each other.
  */
-import { Env } from '../schema/env';
+import { ENV_CACHE_ENDPOINT } from '../schema/env';
 import { READER_METRICS_DIMENSION, READER_METRICS_NAMESPACE, ReaderMetric } from '../schema/metrics';
 
 /** One JSON line on stdout: level ERROR, the reason with its fix, and the EMF record of the metric. */
@@ -13,7 +13,7 @@ export function logUnavailable(reason: string, tableName: string, now = Date.now
   // process.stdout, not console: Lambda prefixes console lines, and CloudWatch then no longer reads them as EMF.
   process.stdout.write(JSON.stringify({
     level: 'ERROR',
-    message: `cdk-prompt-serving: ${Env.cacheEndpoint} is set but ${reason}`,
+    message: `cdk-prompt-serving: ${ENV_CACHE_ENDPOINT} is set but ${reason}`,
     _aws: { Timestamp: now, CloudWatchMetrics: [{ Namespace: READER_METRICS_NAMESPACE, Dimensions: [[READER_METRICS_DIMENSION]], Metrics: [{ Name: metric, Unit: 'Count' }] }] },
     [READER_METRICS_DIMENSION]: tableName,
     [metric]: 1,

@@ -2,10 +2,15 @@
  * Environment contract: variables the construct sets and the handlers and runtime clients read.
  */
 
+/** Name of the serving table (`Env.tableName`). Its own constant so a reader bundle keeps it without the whole `Env`. */
+export const ENV_TABLE_NAME = 'PROMPT_SERVING_TABLE_NAME';
+/** `host:port` of the L2 cache (`Env.cacheEndpoint`); its own constant as {@link ENV_TABLE_NAME} is. */
+export const ENV_CACHE_ENDPOINT = 'PROMPT_SERVING_CACHE_ENDPOINT';
+
 /** Environment variables set by the construct and read by the handler and the runtime client. */
 export const Env = {
   /** Name of the serving table: set on the sync function and by `PromptServingTable.addReader(fn)`. */
-  tableName: 'PROMPT_SERVING_TABLE_NAME',
+  tableName: ENV_TABLE_NAME,
   /** Sync handler: `bedrock` or `directory`. */
   sourceType: 'PROMPT_SERVING_SOURCE',
   /** Sync handler: JSON options of the source (see sync/sources). */
@@ -13,7 +18,7 @@ export const Env = {
   /** Sync handler: CloudWatch namespace of the Embedded Metric Format metrics. */
   metricsNamespace: 'PROMPT_SERVING_METRICS_NAMESPACE',
   /** `host:port` of the L2 cache (Valkey/Redis); its presence turns the L2 on in both runtime clients. */
-  cacheEndpoint: 'PROMPT_SERVING_CACHE_ENDPOINT',
+  cacheEndpoint: ENV_CACHE_ENDPOINT,
   /** `true` | `false` (default `true`): TLS to the cache. */
   cacheTls: 'PROMPT_SERVING_CACHE_TLS',
   /** `iam` | `none` (default `iam`): how a client authenticates to the cache. */
