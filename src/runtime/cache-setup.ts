@@ -5,7 +5,7 @@
  */
 import { EpochWatcher } from './epoch';
 import { PromptCacheL2, withTimeout } from './l2';
-import type { ResolvedOptions } from './options';
+import type { ResolvedOptions } from './resolved-options';
 import { l2EpochKey } from '../schema/l2';
 
 /** The epoch watch of a write-through L2 (not started). */

@@ -5,7 +5,6 @@
  * core uses `environmentTier` and `loadAdapter` alone; `cacheConfigFromEnv` runs in the layer.
  */
 import { createRequire } from 'node:module';
-import type * as Layer from './cache-layer';
 import { PromptServingError } from './errors';
 import type { AwsCredentials } from './iam-token';
 import { AttachedTier, TIER_PROTOCOL, TierDeps } from './tier';
@@ -61,6 +60,15 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
 }
 
 /**
+ * The reader layer's module (cache-layer.ts) as the core sees it: described here rather than imported, as any release's
+ * layer may be found; only a layer of this client's {@link TIER_PROTOCOL} is called.
+ */
+interface LayerModule {
+  readonly TIER_PROTOCOL?: unknown;
+  readonly tierFromEnvironment?: (deps: TierDeps) => AttachedTier | undefined;
+}
+
+/**
  * The cache tier of the environment's cache, when the cache environment is set for this client's table and the reader
  * layer's tier loads and speaks this client's protocol; `undefined` otherwise (reads go to the table, with one log line
  * when the cache was configured). The environment's cache belongs to the environment's table
@@ -70,7 +78,7 @@ export function cacheConfigFromEnv(env: NodeJS.ProcessEnv, identity: AwsIdentity
 export function environmentTier(deps: TierDeps): AttachedTier | undefined {
   const { options, counters } = deps;
   if (process.env[ENV_TABLE_NAME] !== options.tableName || !process.env[ENV_CACHE_ENDPOINT]?.trim()) return undefined;
-  let layer: typeof Layer;
+  let layer: LayerModule;
   try {
     layer = loadAdapter();
   } catch (err) {
@@ -105,14 +113,14 @@ const ADAPTER_BESIDE = './cache-layer';
  * not follow, so a reader bundle never carries it: from the reader layer, else from beside this file (the package used
  * as installed, and this project's tests). Throws when neither has it (a bundled reader without the layer).
  */
-export function loadAdapter(): typeof Layer {
+export function loadAdapter(): LayerModule {
   const base = typeof __filename === 'string' && __filename ? __filename : `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`;
   try {
-    return createRequire(base)(ADAPTER_MODULE) as typeof Layer;
+    return createRequire(base)(ADAPTER_MODULE) as LayerModule;
   } catch (err) {
     // `require` with a variable: CommonJS as installed (and jest) resolve it, bundlers leave it alone.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    if (typeof require === 'function') return require(ADAPTER_BESIDE) as typeof Layer;
+    if (typeof require === 'function') return require(ADAPTER_BESIDE) as LayerModule;
     throw err;
   }
 }

@@ -6,6 +6,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptServingError } from './errors';
 import type { PromptClientFeature } from './label-feature';
 import type { OnRead } from './provenance';
+import type { ResolvedOptions } from './resolved-options';
 import type { PromptCacheTier } from './tier';
 
 /** Default of every numeric option; each can be overridden by its variable in `EnvVars`. */
@@ -61,6 +62,8 @@ interface EnvVarNames {
  */
 export const EnvVars: EnvVarNames = Object.freeze(Object.fromEntries(['tableName', ...Object.keys(Defaults)]
   .map((name) => [name, `PROMPT_SERVING_${name.replace(/[A-Z]/g, '_$&').toUpperCase()}`]))) as unknown as EnvVarNames;
+
+export type { ResolvedOptions } from './resolved-options';
 
 /** Options of `new PromptClient(options)`. Every number has a unit in its name. */
 export interface PromptClientOptions {
@@ -167,21 +170,6 @@ export interface PromptClientOptions {
   readonly features?: readonly PromptClientFeature[];
 }
 
-/** Options with every default applied, times in milliseconds. */
-export interface ResolvedOptions {
-  readonly tableName: string;
-  readonly maxAgeMs: number;
-  readonly maxEntries: number;
-  readonly notFoundMaxAgeMs: number;
-  readonly staleWhileRevalidateMs: number;
-  readonly staleIfErrorMs: number;
-  readonly catalogMaxAgeMs: number;
-  readonly requestTimeoutMs: number;
-  readonly maxAttempts: number;
-  readonly l2TimeoutMs: number;
-  readonly l2ConnectTimeoutMs: number;
-  readonly epochPollIntervalMs: number;
-}
 
 /** Applies environment overrides and defaults; throws `PromptServingError` naming the bad option or variable. */
 export function resolveOptions(options: PromptClientOptions, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {

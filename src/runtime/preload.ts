@@ -9,8 +9,8 @@ import type { Entry } from './entry';
 import { PromptNotFoundError } from './errors';
 import { PromptCacheL2, withTimeout } from './l2';
 import type { LabelFeature } from './label-feature';
-import type { ResolvedOptions } from './options';
 import type { ReadPath } from './read-path';
+import type { ResolvedOptions } from './resolved-options';
 import { currentTarget } from './target';
 
 /**

@@ -7,7 +7,7 @@ import { Provenance, provenance as newProvenance, ReadSource } from './provenanc
 import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
 import { Attr, MAX_VERSION_NUMBER, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
 
-export type { PromptVariables, RenderOptions } from './render';
+export type { PromptVariables, RenderOptions } from './render-types';
 
 /** What a CHAT prompt renders to: the same shapes as stored (Bedrock Converse `messages` and `system`). */
 export interface RenderedChat {

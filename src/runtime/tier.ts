@@ -9,8 +9,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Catalog } from './catalog';
 import type { PromptServingError } from './errors';
 import type { PromptCacheL2 } from './l2';
-import type { ResolvedOptions } from './options';
 import type { ReadPath } from './read-path';
+import type { ResolvedOptions } from './resolved-options';
 import type { Counters } from './stats';
 import type { ItemReader, TableItemReader } from './store';
 

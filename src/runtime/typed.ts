@@ -10,7 +10,7 @@
  */
 import type { ChatPrompt, Prompt, TextPrompt } from './prompt';
 
-export type { TemplateJson, TemplateValue } from './render';
+export type { TemplateJson, TemplateValue } from './render-types';
 
 
 /**
