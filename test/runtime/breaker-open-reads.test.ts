@@ -7,7 +7,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BlackholeProxy, startBlackholeProxy } from './blackhole-proxy';
 import { publish, textContent } from './fixtures';
-import { PromptCacheL2, PromptClient } from '../../src/runtime';
+import { cacheTier, PromptCacheL2, PromptClient } from '../../src/runtime';
 import { withTimeout } from '../../src/runtime/l2';
 import { createValkeyL2 } from '../../src/runtime/valkey';
 import { l2EpochKey } from '../../src/schema';
@@ -64,7 +64,7 @@ test('a read while the breaker is open does not wait for the epoch\'s first read
   };
   const dynamoDB = localDynamoDBClient();
   closers.push(() => dynamoDB.destroy());
-  const prompts = new PromptClient({ tableName: table, dynamoDBClient: dynamoDB, l2, l2ConnectTimeoutMs: 4000 });
+  const prompts = new PromptClient({ tableName: table, dynamoDBClient: dynamoDB, l2: cacheTier(l2), l2ConnectTimeoutMs: 4000 });
   closers.push(() => prompts.close());
   await new Promise((resolve) => setTimeout(resolve, 20));
   expect(epochReads).toBe(1);
