@@ -8,10 +8,10 @@ import {
   DynamoDBClient,
   GetItemCommand,
   QueryCommand,
-  ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { sendGuarded } from './guarded-write';
+import { consistentScan } from './scan';
 import {
   Attr,
   CURRENT,
@@ -107,31 +107,23 @@ export class LabelFlags {
   async drift(): Promise<{ deleted: string[]; active: string[] }> {
     const status = new Map<string, unknown>();
     const flags = new Map<string, { with: boolean; without: boolean }>();
-    let startKey: Item | undefined;
-    do {
-      const out = await this.client.send(new ScanCommand({
-        TableName: this.tableName,
-        ConsistentRead: true,
-        ProjectionExpression: '#pk, #sk, #status, #sda',
-        FilterExpression: '#sk = :current OR begins_with(#sk, :label)',
-        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#status': Attr.status, '#sda': LabelAttr.sourceDeletedAt },
-        ExpressionAttributeValues: { ':current': { S: CURRENT }, ':label': { S: LABEL_SORT_KEY_PREFIX } },
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of out.Items ?? []) {
-        const id = item[PARTITION_KEY]?.S;
-        if (id === undefined || id.startsWith('#')) continue;
-        if (item[SORT_KEY]?.S === CURRENT) {
-          status.set(id, item[Attr.status]?.S);
-        } else if (item[Attr.status]?.S !== STATUS_DELETED) {
-          const f = flags.get(id) ?? { with: false, without: false };
-          if (item[LabelAttr.sourceDeletedAt] !== undefined) f.with = true;
-          else f.without = true;
-          flags.set(id, f);
-        }
+    for await (const item of consistentScan(this.client, this.tableName, {
+      ProjectionExpression: '#pk, #sk, #status, #sda',
+      FilterExpression: '#sk = :current OR begins_with(#sk, :label)',
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#status': Attr.status, '#sda': LabelAttr.sourceDeletedAt },
+      ExpressionAttributeValues: { ':current': { S: CURRENT }, ':label': { S: LABEL_SORT_KEY_PREFIX } },
+    })) {
+      const id = item[PARTITION_KEY]?.S;
+      if (id === undefined || id.startsWith('#')) continue;
+      if (item[SORT_KEY]?.S === CURRENT) {
+        status.set(id, item[Attr.status]?.S);
+      } else if (item[Attr.status]?.S !== STATUS_DELETED) {
+        const f = flags.get(id) ?? { with: false, without: false };
+        if (item[LabelAttr.sourceDeletedAt] !== undefined) f.with = true;
+        else f.without = true;
+        flags.set(id, f);
       }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
+    }
     const deleted: string[] = [];
     const active: string[] = [];
     for (const [id, f] of flags) {

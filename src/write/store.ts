@@ -13,7 +13,6 @@ import {
   PutItemCommandInput,
   QueryCommand,
   QueryCommandOutput,
-  ScanCommand,
   TransactWriteItem,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -36,6 +35,7 @@ import { LabelFlags } from './label-flags';
 import { backoffDelay, sleep } from './pacer';
 import { nextRevision, pointerGuard, withNextRevision } from './pointer-guard';
 import { PointerState, toPointerState } from './pointer-state';
+import { consistentScan } from './scan';
 import { Item, fromItem } from '../schema/ddb-codec';
 
 export type { PointerState } from './pointer-state';
@@ -297,23 +297,15 @@ export class ServingTableStore {
   /** Ids of every ACTIVE pointer: a strongly consistent Scan (only run when catalog membership changes). */
   async scanActiveIds(): Promise<string[]> {
     const ids: string[] = [];
-    let startKey: Item | undefined;
-    do {
-      const out = await this.client.send(new ScanCommand({
-        TableName: this.tableName,
-        ConsistentRead: true,
-        ProjectionExpression: '#pk',
-        FilterExpression: '#sk = :current AND #status = :active',
-        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#status': Attr.status },
-        ExpressionAttributeValues: { ':current': { S: CURRENT }, ':active': { S: STATUS_ACTIVE } },
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of out.Items ?? []) {
-        const id = item[PARTITION_KEY]?.S;
-        if (id !== undefined && id !== CATALOG_ID) ids.push(id);
-      }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
+    for await (const item of consistentScan(this.client, this.tableName, {
+      ProjectionExpression: '#pk',
+      FilterExpression: '#sk = :current AND #status = :active',
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#status': Attr.status },
+      ExpressionAttributeValues: { ':current': { S: CURRENT }, ':active': { S: STATUS_ACTIVE } },
+    })) {
+      const id = item[PARTITION_KEY]?.S;
+      if (id !== undefined && id !== CATALOG_ID) ids.push(id);
+    }
     return ids;
   }
 
