@@ -10,13 +10,29 @@ import java.util.Map;
 final class L2FromEnvironment {
   private L2FromEnvironment() {}
 
+  /**
+   * The L2 of a new client: the one given, else the environment's (none when told so, or when the client is given
+   * another table than the environment's: the environment's cache serves the environment's table).
+   */
+  static SharedTier forClient(PromptClient client, PromptCacheL2 given, boolean none, String tableName, Map<String, String> env) {
+    PromptCacheL2 cache = given;
+    boolean owns = false;
+    String envTable = env.get(ResolvedOptions.TABLE_NAME_VARIABLE);
+    boolean envNamesAnotherTable = tableName != null && envTable != null && !envTable.isEmpty() && !envTable.equals(tableName);
+    if (cache == null && !none && !envNamesAnotherTable) {
+      cache = create(env, client.options, client);
+      owns = cache != null;
+    }
+    return cache == null ? null : new SharedTier(cache, owns, client);
+  }
+
   static PromptCacheL2 create(Map<String, String> env, ResolvedOptions options, PromptClient client) {
     String endpoint = env.get("PROMPT_SERVING_CACHE_ENDPOINT");
     if (endpoint == null || endpoint.trim().isEmpty()) return null;
     try {
       Class.forName("redis.clients.jedis.UnifiedJedis", false, L2FromEnvironment.class.getClassLoader());
     } catch (ClassNotFoundException | LinkageError e) {
-      client.count(PromptClient.L2_UNAVAILABLE);
+      client.count(Counters.L2_UNAVAILABLE);
       Map<String, Object> line = new java.util.LinkedHashMap<>();
       line.put("level", "WARN");
       line.put("message", "cdk-prompt-serving: PROMPT_SERVING_CACHE_ENDPOINT is set but Jedis (redis.clients:jedis) is not on the class path: "

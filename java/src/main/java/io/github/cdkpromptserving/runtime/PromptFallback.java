@@ -57,6 +57,12 @@ public final class PromptFallback {
     return inferenceConfig;
   }
 
+  /** What a read of {@code target} serves instead of failing when the table cannot be read (a label read: as that label). */
+  Prompt servedFor(ReadTarget target, java.util.function.LongSupplier clock) {
+    Prompt fallback = toPrompt(target.promptId, clock);
+    return target.kind == ReadTarget.Kind.LABEL ? fallback.forLabel(target.label, null, false) : fallback;
+  }
+
   /** The prompt this fallback is served as for {@code promptId}. */
   Prompt toPrompt(String promptId) {
     return toPrompt(promptId, System::currentTimeMillis);

@@ -38,6 +38,15 @@ final class ReadTarget {
     return new ReadTarget(Kind.LABEL, promptId, null, label, "#" + label + "#" + promptId, Schema.LABEL_SORT_KEY_PREFIX + label);
   }
 
+  /** The target of {@code getPrompt(id, options)}: a label, an exact version, else CURRENT. */
+  static ReadTarget of(String promptId, GetOptions get) {
+    if (get.label != null) {
+      if (get.version != null) throw new PromptServingException("give `version` or `label`, not both: a label names its own version");
+      return label(promptId, get.label);
+    }
+    return get.version != null ? version(promptId, get.version) : current(promptId);
+  }
+
   /**
    * The catalog (ACTIVE ids) rules out CURRENT and exact versions of unknown ids; a label is served even after the
    * source deleted its prompt (sourceDeleted), so the catalog never rules a label read out.

@@ -27,7 +27,7 @@ final class SharedTier {
     this.cache = cache;
     this.owned = owned;
     this.client = client;
-    this.table = client.resolved().tableName;
+    this.table = client.options.tableName;
   }
 
   boolean writeThrough() {
@@ -44,7 +44,7 @@ final class SharedTier {
         return t;
       });
     }
-    long interval = client.resolved().epochPollIntervalMs;
+    long interval = client.options.epochPollIntervalMs;
     polling = poller.scheduleWithFixedDelay(this::checkEpochQuietly, 0, interval, TimeUnit.MILLISECONDS);
   }
 
@@ -72,8 +72,15 @@ final class SharedTier {
     incarnation = inc;
     epochCounter = counter;
     epochReadAt = client.now();
-    if (!first && counter != before) client.epochMoved();
-    client.trustCopiesUntil(epochReadAt + 2 * client.resolved().epochPollIntervalMs);
+    if (!first && counter != before) epochMoved();
+    client.epochTrustedUntil = epochReadAt + 2 * client.options.epochPollIntervalMs;
+  }
+
+  /** The epoch moved: every CURRENT and label copy is re-validated by its next read, not-found answers and the catalog forgotten. */
+  private void epochMoved() {
+    client.l1.invalidateMutable();
+    client.catalog.forget();
+    client.count(Counters.EPOCH_MOVES);
   }
 
   private String incarnation() {
@@ -81,7 +88,7 @@ final class SharedTier {
       try {
         checkEpoch();
       } catch (RuntimeException e) {
-        client.count(PromptClient.L2_ERRORS);
+        client.count(Counters.L2_ERRORS);
       }
     }
     return incarnation;
@@ -100,7 +107,7 @@ final class SharedTier {
 
   /** Counts an L2 failure; the first is said once on stderr (reads go on to the table). */
   private void failed(RuntimeException e) {
-    client.count(PromptClient.L2_ERRORS);
+    client.count(Counters.L2_ERRORS);
     if (errorLogged) return;
     errorLogged = true;
     Map<String, Object> line = new java.util.LinkedHashMap<>();
@@ -111,7 +118,7 @@ final class SharedTier {
   }
 
   /** The item as the L2 holds it (null: read the table). */
-  PromptClient.Loaded read(String promptId, String sortKey) {
+  Loaded read(String promptId, String sortKey) {
     boolean wt = cache.writeThrough();
     String inc = wt ? incarnation() : null;
     String rawStream = wt ? get(L2Schema.itemKey(table, promptId, sortKey)) : null;
@@ -121,28 +128,28 @@ final class SharedTier {
     if (stream != null && stream.inc.equals(inc)) {
       Map<String, Object> item = stream.item == null ? null : L2Schema.fromDynamoJson(stream.item);
       if (stream.item == null || item != null) {
-        client.count(PromptClient.L2_HITS);
-        return new PromptClient.Loaded(item, "stream", now);
+        client.count(Counters.L2_HITS);
+        return new Loaded(item, "stream", now);
       }
     }
     L2Schema.FillValue fill = rawFill == null ? null : L2Schema.decodeFillValue(rawFill, promptId, sortKey, now);
     String lineage = wt ? inc : null;
     if (fill != null && java.util.Objects.equals(fill.inc, lineage)
-        && (Schema.parseVersionKey(sortKey) > 0 || now < fill.fetchedAt + client.resolved().maxAgeMs)) {
+        && (Schema.parseVersionKey(sortKey) > 0 || now < fill.fetchedAt + client.options.maxAgeMs)) {
       Map<String, Object> item = L2Schema.fromDynamoJson(fill.item);
       if (item != null) {
-        client.count(PromptClient.L2_HITS);
-        return new PromptClient.Loaded(item, "fill", fill.fetchedAt);
+        client.count(Counters.L2_HITS);
+        return new Loaded(item, "fill", fill.fetchedAt);
       }
     }
-    client.count(PromptClient.L2_MISSES);
+    client.count(Counters.L2_MISSES);
     return null;
   }
 
   /** Stores what the table answered, for the other processes (nothing for an absent item). */
   void fill(String promptId, String sortKey, Map<String, Object> item, long fetchedAt) {
     if (item == null) return;
-    long ttl = L2Schema.fillTtlSeconds(client.resolved().maxAgeMs, client.resolved().staleWhileRevalidateMs);
+    long ttl = L2Schema.fillTtlSeconds(client.options.maxAgeMs, client.options.staleWhileRevalidateMs);
     if (ttl < 1) return;
     String inc = cache.writeThrough() ? incarnation : null;
     try {

@@ -226,7 +226,7 @@ class SchemaConformanceTest {
       if (item.containsKey("rollout")) {
         Schema.ParsedRollout parsed = Schema.parseRollout(item.get("rollout"));
         if (parsed.spec != null) {
-          PromptClient.Rollout rollout = new PromptClient.Rollout(parsed.spec, null, label, prompt);
+          Rollout rollout = new Rollout(parsed.spec, null, label, prompt);
           if (parsed.spec.percentBp <= 0) assertEquals("A", rollout.arm((String) item.get("prompt_id"), label, null));
           prompt = rollout.armA;
         }
