@@ -174,37 +174,9 @@ public final class Schema {
     return Double.isFinite(d) && d == Math.rint(d);
   }
 
-  private static boolean isSafeWhole(Object v) {
-    return isWhole(v) && Math.abs(((Number) v).doubleValue()) <= 9007199254740991.0;
-  }
-
-  /** Why a catalog item cannot be trusted (readers ignore it), or null when it is consistent. */
+  /** Why a catalog item cannot be trusted (readers ignore it), or null when it is consistent (see {@link CatalogSchema}). */
   public static String catalogProblem(Object bloom, Object bits, Object hashes, Object count, Object revision) {
-    if (!(bloom instanceof byte[])) return "`bloom` must be binary";
-    byte[] b = (byte[]) bloom;
-    if (!isWhole(bits) || ((Number) bits).doubleValue() < 8 || ((Number) bits).doubleValue() > BLOOM_MAX_BITS) {
-      return "`bloom_bits` must be a whole number from 8 to " + BLOOM_MAX_BITS;
-    }
-    int nbits = ((Number) bits).intValue();
-    int want = (nbits + 7) / 8;
-    if (b.length != want) return "`bloom` must hold ceil(bloom_bits / 8) = " + want + " bytes, got " + b.length;
-    if (!isWhole(hashes) || ((Number) hashes).doubleValue() < 1 || ((Number) hashes).doubleValue() > BLOOM_MAX_HASHES) {
-      return "`bloom_hashes` must be a whole number from 1 to " + BLOOM_MAX_HASHES;
-    }
-    if (!isSafeWhole(count) || ((Number) count).doubleValue() < 0) return "`count` must be a whole number, at least 0";
-    if (revision != null && (!isSafeWhole(revision) || ((Number) revision).doubleValue() < 0)) return "`revision` must be a whole number, at least 0";
-    long set = 0;
-    for (int j = 0; j < b.length; j++) {
-      int v = b[j] & 0xff;
-      if (j == b.length - 1 && nbits % 8 != 0 && (v >> (nbits % 8)) != 0) return "bits at or beyond `bloom_bits` are set";
-      set += Integer.bitCount(v);
-    }
-    double c = ((Number) count).doubleValue();
-    int h = ((Number) hashes).intValue();
-    if (c == 0 && set > 0) return "`count` is 0 but the filter has set bits";
-    if (c > 0 && set == 0) return "`count` is " + Json.numberToString(c) + " but the filter is empty";
-    if (set > c * h) return "the filter has " + set + " set bits, more than count × bloom_hashes = " + Json.numberToString(c * h);
-    return null;
+    return CatalogSchema.problem(bloom, bits, hashes, count, revision);
   }
 
   // -- checksum --------------------------------------------------------------------------------------------------
@@ -273,46 +245,9 @@ public final class Schema {
     }
   }
 
-  private static final Pattern CHECKSUM = Pattern.compile("sha256:[0-9a-f]{64}");
-
-  @SuppressWarnings("unchecked")
+  /** A label item's rollout map read as the other clients read it (see {@link RolloutSchema}). */
   public static ParsedRollout parseRollout(Object value) {
-    if (!(value instanceof Map)) return new ParsedRollout(null, "rollout is not a map");
-    Map<String, Object> map = (Map<String, Object>) value;
-    Object rolloutId = map.get("rollout_id");
-    Object candidateVersion = map.get("candidate_version");
-    Object candidateChecksum = map.get("candidate_checksum");
-    Object percentBp = map.get("percent_bp");
-    if (!(rolloutId instanceof String) || ((String) rolloutId).isEmpty() || ((String) rolloutId).length() > 128) {
-      return new ParsedRollout(null, "rollout_id " + show(rolloutId, map.containsKey("rollout_id")) + " is not a string of 1 to 128 characters");
-    }
-    if (!inRange(candidateVersion, 1, MAX_VERSION_NUMBER)) {
-      return new ParsedRollout(null, "candidate_version " + show(candidateVersion, map.containsKey("candidate_version"))
-          + " is not a whole number from 1 to " + MAX_VERSION_NUMBER);
-    }
-    if (!(candidateChecksum instanceof String) || !CHECKSUM.matcher((String) candidateChecksum).matches()) {
-      return new ParsedRollout(null, "candidate_checksum " + show(candidateChecksum, map.containsKey("candidate_checksum"))
-          + " is not sha256: and 64 lowercase hex digits");
-    }
-    if (!inRange(percentBp, 0, ROLLOUT_SCALE)) {
-      return new ParsedRollout(null, "percent_bp " + show(percentBp, map.containsKey("percent_bp")) + " is not a whole number from 0 to " + ROLLOUT_SCALE);
-    }
-    return new ParsedRollout(new RolloutSpec((String) rolloutId, ((Number) candidateVersion).intValue(), (String) candidateChecksum,
-        ((Number) percentBp).intValue()), null);
-  }
-
-  private static boolean inRange(Object v, double min, double max) {
-    return isWhole(v) && ((Number) v).doubleValue() >= min && ((Number) v).doubleValue() <= max;
-  }
-
-  private static String show(Object value, boolean present) {
-    if (!present) return "absent";
-    if (value instanceof Number && !Double.isFinite(((Number) value).doubleValue())) return Json.numberToString(((Number) value).doubleValue());
-    if (value == null || value instanceof String || value instanceof Number || value instanceof Boolean) {
-      String text = Json.stringify(value);
-      return text.length() > 40 ? text.substring(0, 37) + "..." : text;
-    }
-    return value instanceof List ? "a list" : value instanceof byte[] ? "binary" : "a map";
+    return RolloutSchema.parse(value);
   }
 
   // -- templates -------------------------------------------------------------------------------------------------
