@@ -76,7 +76,7 @@ final class Catalog {
         hashes = ((Number) item.get("bloom_hashes")).intValue();
         bytes = (byte[]) item.get("bloom");
       }
-      client.count(Counters.CATALOG_LOADS);
+      client.counters.count(Counters.CATALOG_LOADS);
     } catch (RuntimeException e) {
       // keep the filter we have (or none): an unreadable catalog never rejects an id
     }

@@ -32,7 +32,7 @@ final class L2FromEnvironment {
     try {
       Class.forName("redis.clients.jedis.UnifiedJedis", false, L2FromEnvironment.class.getClassLoader());
     } catch (ClassNotFoundException | LinkageError e) {
-      client.count(Counters.L2_UNAVAILABLE);
+      client.counters.count(Counters.L2_UNAVAILABLE);
       Map<String, Object> line = new java.util.LinkedHashMap<>();
       line.put("level", "WARN");
       line.put("message", "cdk-prompt-serving: PROMPT_SERVING_CACHE_ENDPOINT is set but Jedis (redis.clients:jedis) is not on the class path: "

@@ -15,10 +15,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * {@code GetItem} (retried on throttling within {@code requestTimeoutMs}) → on failure, the last good copy within
  * {@code staleIfErrorSeconds}. Concurrent reads of one key, from any number of threads, share one load.
  *
- * <p>This class is the surface, the CURRENT hit and the freshness epoch; the rest is one file per concern:
- * {@link ReadPath} (everything past a fresh hit, single-flight), {@link ReadTarget}, {@link L1Cache} and {@link Entry},
- * {@link Catalog}, {@link SharedTier} (the L2), {@link Store} (the table), {@link RolloutStep} and {@link Rollout},
- * {@link Hook} (onRead), {@link Preload}, {@link Counters}, {@link PromptFallback}, {@link Provenance}.
+ * <p>Here: the surface, the CURRENT hit, the builder. Past a fresh hit every target takes {@link ReadPath}; each concern
+ * has its file (docs/ARCHITECTURE.md, "The Java client").
  *
  * <pre>{@code
  * static final PromptClient PROMPTS = PromptClient.builder().maxAgeSeconds(30).build();
@@ -82,10 +80,6 @@ public final class PromptClient implements AutoCloseable {
   long hitNow(long deadline) {
     CoarseClock c = coarse;
     return c != null ? c.forHit(deadline) : clock.getAsLong();
-  }
-
-  void count(int slot) {
-    counters.count(slot);
   }
 
   SharedTier sharedTier() {

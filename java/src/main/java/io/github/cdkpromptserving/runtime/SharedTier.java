@@ -80,7 +80,7 @@ final class SharedTier {
   private void epochMoved() {
     client.l1.invalidateMutable();
     client.catalog.forget();
-    client.count(Counters.EPOCH_MOVES);
+    client.counters.count(Counters.EPOCH_MOVES);
   }
 
   private String incarnation() {
@@ -88,7 +88,7 @@ final class SharedTier {
       try {
         checkEpoch();
       } catch (RuntimeException e) {
-        client.count(Counters.L2_ERRORS);
+        client.counters.count(Counters.L2_ERRORS);
       }
     }
     return incarnation;
@@ -107,7 +107,7 @@ final class SharedTier {
 
   /** Counts an L2 failure; the first is said once on stderr (reads go on to the table). */
   private void failed(RuntimeException e) {
-    client.count(Counters.L2_ERRORS);
+    client.counters.count(Counters.L2_ERRORS);
     if (errorLogged) return;
     errorLogged = true;
     Map<String, Object> line = new java.util.LinkedHashMap<>();
@@ -128,7 +128,7 @@ final class SharedTier {
     if (stream != null && stream.inc.equals(inc)) {
       Map<String, Object> item = stream.item == null ? null : L2Schema.fromDynamoJson(stream.item);
       if (stream.item == null || item != null) {
-        client.count(Counters.L2_HITS);
+        client.counters.count(Counters.L2_HITS);
         return new Loaded(item, "stream", now);
       }
     }
@@ -138,11 +138,11 @@ final class SharedTier {
         && (Schema.parseVersionKey(sortKey) > 0 || now < fill.fetchedAt + client.options.maxAgeMs)) {
       Map<String, Object> item = L2Schema.fromDynamoJson(fill.item);
       if (item != null) {
-        client.count(Counters.L2_HITS);
+        client.counters.count(Counters.L2_HITS);
         return new Loaded(item, "fill", fill.fetchedAt);
       }
     }
-    client.count(Counters.L2_MISSES);
+    client.counters.count(Counters.L2_MISSES);
     return null;
   }
 
