@@ -6,7 +6,7 @@
 import type { Counters } from './stats';
 import type { Deadline, ItemReader } from './store';
 import { bloomMightContain, catalogProblem } from '../schema/catalog';
-import { Attr, CATALOG_ID, CURRENT } from '../schema/keys';
+import { ATTR_BLOOM, ATTR_BLOOM_BITS, ATTR_BLOOM_HASHES, ATTR_COUNT, ATTR_REVISION, CATALOG_ID, CURRENT } from '../schema/keys';
 
 interface BloomFilter {
   readonly bytes: Uint8Array;
@@ -139,7 +139,7 @@ export class Catalog {
 function parseCatalog(item: Record<string, unknown> | undefined): BloomFilter | undefined {
   if (item === undefined) return undefined;
   const fields = {
-    bloom: item[Attr.bloom], bits: item[Attr.bloomBits], hashes: item[Attr.bloomHashes], count: item[Attr.count], revision: item[Attr.revision],
+    bloom: item[ATTR_BLOOM], bits: item[ATTR_BLOOM_BITS], hashes: item[ATTR_BLOOM_HASHES], count: item[ATTR_COUNT], revision: item[ATTR_REVISION],
   };
   if (catalogProblem(fields) !== undefined) return undefined;
   return { bytes: fields.bloom as Uint8Array, bits: fields.bits as number, hashes: fields.hashes as number };

@@ -5,7 +5,7 @@
 import { Prompt, promptFromItem } from './prompt';
 import { provenance } from './provenance';
 import { checksum, JsonValue, PromptContent } from '../schema/checksum';
-import { Attr, CURRENT, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
+import { ATTR_CHECKSUM, ATTR_VERSION_NUMBER, CURRENT, PARTITION_KEY, SORT_KEY, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
 import { templateVariables } from '../schema/template';
 
 /** A TEXT or CHAT prompt given in code. */
@@ -32,6 +32,6 @@ export function fallbackPrompt(promptId: string, fallback: PromptFallback): Prom
     ...(fallback.inferenceConfig !== undefined ? { inference_config: { ...fallback.inferenceConfig } } : {}),
   } as PromptContent;
   return promptFromItem({
-    ...content, [Attr.promptId]: promptId, [Attr.version]: CURRENT, [Attr.versionNumber]: 0, [Attr.checksum]: checksum(content),
+    ...content, [PARTITION_KEY]: promptId, [SORT_KEY]: CURRENT, [ATTR_VERSION_NUMBER]: 0, [ATTR_CHECKSUM]: checksum(content),
   }, 0, provenance('fallback', true, Date.now()));
 }

@@ -5,7 +5,7 @@
 import { PromptStoreError } from './errors';
 import { Provenance, provenance as newProvenance, ReadSource } from './provenance';
 import { JsonValue, PromptContent, contentOf } from '../schema/checksum';
-import { Attr, MAX_VERSION_NUMBER, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
+import { ATTR_CHECKSUM, ATTR_STATUS, ATTR_TEMPLATE_TYPE, ATTR_VERSION_NUMBER, MAX_VERSION_NUMBER, PARTITION_KEY, SORT_KEY, parseVersionKey, STATUS_DELETED, TEMPLATE_CHAT, TEMPLATE_TEXT } from '../schema/keys';
 
 export type { PromptVariables, RenderOptions } from './render-types';
 
@@ -87,7 +87,7 @@ export type Prompt = TextPrompt | ChatPrompt;
 
 /** Whether a stored item is a tombstone (`status = DELETED`). */
 export function isDeleted(item: Record<string, unknown>): boolean {
-  return item[Attr.status] === STATUS_DELETED;
+  return item[ATTR_STATUS] === STATUS_DELETED;
 }
 
 /**
@@ -97,19 +97,19 @@ export function isDeleted(item: Record<string, unknown>): boolean {
 export function promptFromItem(
   item: Record<string, unknown>, minVersion = 1, source: Provenance = newProvenance('table', false, Date.now()),
 ): Prompt {
-  const id = String(item[Attr.promptId]);
+  const id = String(item[PARTITION_KEY]);
   const malformed = (what: string) =>
-    new PromptStoreError(`item ${id}/${String(item[Attr.version])} breaks the wire contract: ${what}`);
+    new PromptStoreError(`item ${id}/${String(item[SORT_KEY])} breaks the wire contract: ${what}`);
   const content = deepFreeze(contentOf(item));
   const templateType = content.template_type;
-  const number = item[Attr.versionNumber];
+  const number = item[ATTR_VERSION_NUMBER];
   if (number !== undefined && !(Number.isInteger(number) && (number as number) >= minVersion && (number as number) <= MAX_VERSION_NUMBER)) {
-    throw malformed(`${Attr.versionNumber} ${JSON.stringify(number)} is not a whole number from ${minVersion} to ${MAX_VERSION_NUMBER}`);
+    throw malformed(`${ATTR_VERSION_NUMBER} ${JSON.stringify(number)} is not a whole number from ${minVersion} to ${MAX_VERSION_NUMBER}`);
   }
-  const version = number !== undefined ? number as number : parseVersionKey(String(item[Attr.version]));
-  const checksum = item[Attr.checksum];
-  if (version === undefined) throw malformed(`no ${Attr.versionNumber}`);
-  if (typeof checksum !== 'string') throw malformed(`no ${Attr.checksum}`);
+  const version = number !== undefined ? number as number : parseVersionKey(String(item[SORT_KEY]));
+  const checksum = item[ATTR_CHECKSUM];
+  if (version === undefined) throw malformed(`no ${ATTR_VERSION_NUMBER}`);
+  if (typeof checksum !== 'string') throw malformed(`no ${ATTR_CHECKSUM}`);
   const base = {
     id,
     version,
@@ -123,14 +123,14 @@ export function promptFromItem(
     sourceDeleted: false,
   };
   if (templateType === TEMPLATE_TEXT) {
-    if (typeof content.text !== 'string') throw malformed(`TEXT prompt without ${Attr.text}`);
+    if (typeof content.text !== 'string') throw malformed(`TEXT prompt without text`);
     return new ServedTextPrompt(base, content.text, source);
   }
   if (templateType === TEMPLATE_CHAT) {
-    if (!Array.isArray(content.messages)) throw malformed(`CHAT prompt without ${Attr.messages}`);
+    if (!Array.isArray(content.messages)) throw malformed(`CHAT prompt without messages`);
     return new ServedChatPrompt(base, content.messages, Array.isArray(content.system) ? content.system : Object.freeze([]), source);
   }
-  throw malformed(`unknown ${Attr.templateType} ${JSON.stringify(templateType)}`);
+  throw malformed(`unknown ${ATTR_TEMPLATE_TYPE} ${JSON.stringify(templateType)}`);
 }
 
 /** The same prompt flagged `stale: true`, served from memory (shares the frozen content). */

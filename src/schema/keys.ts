@@ -50,14 +50,29 @@ export const TEMPLATE_TEXT = 'TEXT';
 export const TEMPLATE_CHAT = 'CHAT';
 export type TemplateType = typeof TEMPLATE_TEXT | typeof TEMPLATE_CHAT;
 
+/**
+ * The attribute names a reader reads, each a constant of its own: a bundler keeps only the ones a reader names, where
+ * it keeps every name of {@link Attr} (the sync's and the write path's too) as soon as one is read from it.
+ */
+export const ATTR_VERSION_NUMBER = 'version_number';
+export const ATTR_CHECKSUM = 'checksum';
+export const ATTR_STATUS = 'status';
+export const ATTR_SCHEMA_VERSION = 'schema_version';
+export const ATTR_TEMPLATE_TYPE = 'template_type';
+export const ATTR_BLOOM = 'bloom';
+export const ATTR_BLOOM_BITS = 'bloom_bits';
+export const ATTR_BLOOM_HASHES = 'bloom_hashes';
+export const ATTR_COUNT = 'count';
+export const ATTR_REVISION = 'revision';
+
 /** Attribute names of the contract (snake_case on the wire). */
 export const Attr = {
   promptId: PARTITION_KEY,
   version: SORT_KEY,
-  versionNumber: 'version_number',
+  versionNumber: ATTR_VERSION_NUMBER,
   latestVersionNumber: 'latest_version_number',
-  checksum: 'checksum',
-  status: 'status',
+  checksum: ATTR_CHECKSUM,
+  status: ATTR_STATUS,
   source: 'source',
   sourceVersion: 'source_version',
   sourceChecksum: 'source_checksum',
@@ -67,9 +82,9 @@ export const Attr = {
   syncedAt: 'synced_at',
   activatedAt: 'activated_at',
   activatedBy: 'activated_by',
-  schemaVersion: 'schema_version',
+  schemaVersion: ATTR_SCHEMA_VERSION,
   // content
-  templateType: 'template_type',
+  templateType: ATTR_TEMPLATE_TYPE,
   text: 'text',
   messages: 'messages',
   system: 'system',
@@ -77,16 +92,16 @@ export const Attr = {
   modelId: 'model_id',
   inferenceConfig: 'inference_config',
   // catalog
-  bloom: 'bloom',
-  bloomBits: 'bloom_bits',
-  bloomHashes: 'bloom_hashes',
-  count: 'count',
+  bloom: ATTR_BLOOM,
+  bloomBits: ATTR_BLOOM_BITS,
+  bloomHashes: ATTR_BLOOM_HASHES,
+  count: ATTR_COUNT,
   /**
    * Write counter of a `CURRENT` row (pointer and catalog alike): every write of the row sets it to the
    * value read + 1 under a condition on the value read, so it orders the row's states. The L2 cache's
    * ordering rule compares it (see ./l2.ts). 0 when absent (a row written before it existed).
    */
-  revision: 'revision',
+  revision: ATTR_REVISION,
   // sync coordination items (not prompt rows)
   /** Budget item: epoch milliseconds of the next free Bedrock call slot (N). */
   nextSlotAt: 'next_slot_at',
@@ -103,25 +118,11 @@ export const Attr = {
  * Attributes that describe an item rather than the prompt. Everything else on a pointer or version item is
  * prompt content, and content alone feeds the checksum.
  */
-export const METADATA_ATTRIBUTES: ReadonlySet<string> = new Set([
-  Attr.promptId,
-  Attr.version,
-  Attr.versionNumber,
-  Attr.latestVersionNumber,
-  Attr.checksum,
-  Attr.status,
-  Attr.source,
-  Attr.sourceVersion,
-  Attr.sourceChecksum,
-  Attr.sourceRevision,
-  Attr.sourceUpdatedAt,
-  Attr.sourceReadAt,
-  Attr.syncedAt,
-  Attr.activatedAt,
-  Attr.activatedBy,
-  Attr.schemaVersion,
-  Attr.revision,
-]);
+export const METADATA_ATTRIBUTES: ReadonlySet<string> = new Set<string>([
+  PARTITION_KEY, SORT_KEY, ATTR_VERSION_NUMBER, 'latest_version_number', ATTR_CHECKSUM, ATTR_STATUS, 'source', 'source_version',
+  'source_checksum', 'source_revision', 'source_updated_at', 'source_read_at', 'synced_at', 'activated_at', 'activated_by',
+  ATTR_SCHEMA_VERSION, ATTR_REVISION,
+] satisfies readonly (typeof Attr)[keyof typeof Attr][]);
 
 /** Sort key of version `n`: `v` + n zero-padded to 6 digits. */
 export function versionKey(versionNumber: number): string {
@@ -187,9 +188,14 @@ export function promptIdProblem(id: unknown): string | undefined {
   return undefined;
 }
 
-/** Whether `id` may be used as a prompt id (see {@link promptIdProblem} for the rules). */
+/**
+ * Whether `id` may be used as a prompt id: the rules of {@link promptIdProblem}, without its messages (a reader only
+ * asks whether, and bundles this alone).
+ */
 export function isValidPromptId(id: unknown): id is string {
-  return promptIdProblem(id) === undefined;
+  if (typeof id !== 'string' || id.length === 0 || id.startsWith(RESERVED_PREFIX)) return false;
+  const bytes = utf8ByteLength(id);
+  return bytes !== undefined && bytes <= MAX_PROMPT_ID_BYTES;
 }
 
 /** `JSON.stringify(id)` cut to a readable length, for error messages about hostile ids. */

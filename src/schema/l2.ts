@@ -68,7 +68,7 @@ export function l2FillPattern(tableName: string): string {
  * memory of prompts no longer written (deleted, or a table gone) and how long a value outlives a write-through
  * that stopped altogether (one that fails for a record deletes the key instead).
  */
-export const L2_VALUE_TTL_SECONDS = 24 * 60 * 60;
+export const L2_VALUE_TTL_SECONDS = 86_400; // a day
 
 /** A fill value stamped further than this in the future is not a value (a clock cannot be trusted that far). */
 export const L2_MAX_CLOCK_SKEW_MS = 5_000;

@@ -51,7 +51,7 @@ export const LabelAttr = {
  * Attributes a label item carries beside the prompt content: they describe the label, not the prompt, so readers
  * leave them out of the content they serve (the checksum of a label item is its version's checksum).
  */
-export const LABEL_ITEM_ATTRIBUTES: ReadonlySet<string> = new Set(Object.values(LabelAttr));
+export const LABEL_ITEM_ATTRIBUTES: ReadonlySet<string> = /* @__PURE__ */ new Set(/* @__PURE__ */ Object.values(LabelAttr));
 
 /** Keys of a label's `rollout` map. */
 export const RolloutAttr = {
