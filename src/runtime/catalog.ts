@@ -5,7 +5,7 @@
  */
 import type { Counters } from './stats';
 import type { Deadline, ItemReader } from './store';
-import { bloomMightContain, catalogProblem } from '../schema/catalog';
+import { bloomMightContain, catalogFault } from '../schema/catalog';
 import { ATTR_BLOOM, ATTR_BLOOM_BITS, ATTR_BLOOM_HASHES, ATTR_COUNT, ATTR_REVISION, CATALOG_ID, CURRENT } from '../schema/keys';
 
 interface BloomFilter {
@@ -15,11 +15,15 @@ interface BloomFilter {
 }
 
 export class Catalog {
+  // Fields without an initializer are `declare`d (assigned where set): the bundle spells each name once.
+  private declare readonly reader: ItemReader;
+  private declare readonly maxAgeMs: number;
+  private declare readonly counters: Counters;
   /** `undefined`: no usable catalog (absent, unreadable, malformed): nothing is ruled out. */
-  private filter: BloomFilter | undefined;
+  private declare filter: BloomFilter | undefined;
   /** When the last read finished (epoch ms), successful or not; `undefined` before the first. */
-  private readAt: number | undefined;
-  private reading: Promise<void> | undefined;
+  private declare readAt: number | undefined;
+  private declare reading: Promise<void> | undefined;
   /** A caller asked for a read after the one under way. */
   private readAgain = false;
   /**
@@ -28,13 +32,13 @@ export class Catalog {
    * never rules an id out alone: the table is read first ({@link confirm}).
    */
   private fromFill = false;
-  private confirming: Promise<boolean> | undefined;
+  private declare confirming: Promise<boolean> | undefined;
 
-  constructor(
-    private readonly reader: ItemReader,
-    private readonly maxAgeMs: number,
-    private readonly counters: Counters,
-  ) {}
+  constructor(reader: ItemReader, maxAgeMs: number, counters: Counters) {
+    this.reader = reader;
+    this.maxAgeMs = maxAgeMs;
+    this.counters = counters;
+  }
 
   /**
    * `false` only if the catalog proves `id` absent. Waits for the first read. Past `maxAgeMs`, an id the old
@@ -132,7 +136,7 @@ export class Catalog {
 
 /**
  * The filter of a catalog item; `undefined` when there is no item or it fails the contract's integrity rules
- * (schema `catalogProblem`: types, sizes, bounded hash count, set bits vs count). An unverifiable catalog
+ * (schema `catalogFault`, the rules of `catalogProblem`: types, sizes, bounded hash count, set bits vs count). An unverifiable catalog
  * rules nothing out (fail open), so a broken or hand-edited item never rejects a real prompt; the next sync
  * rebuilds it.
  */
@@ -141,6 +145,6 @@ function parseCatalog(item: Record<string, unknown> | undefined): BloomFilter | 
   const fields = {
     bloom: item[ATTR_BLOOM], bits: item[ATTR_BLOOM_BITS], hashes: item[ATTR_BLOOM_HASHES], count: item[ATTR_COUNT], revision: item[ATTR_REVISION],
   };
-  if (catalogProblem(fields) !== undefined) return undefined;
+  if (catalogFault(fields) !== undefined) return undefined;
   return { bytes: fields.bloom as Uint8Array, bits: fields.bits as number, hashes: fields.hashes as number };
 }

@@ -72,6 +72,36 @@ export interface CatalogFields {
   readonly revision?: unknown;
 }
 
+/** Which rule of {@link catalogProblem} a catalog item breaks (a reader only asks whether one is broken). */
+export type CatalogFault = 'bloom' | 'bits' | 'size' | 'hashes' | 'count' | 'revision' | 'tail' | 'zero' | 'empty' | 'dense';
+
+/** Set bits of a filter. */
+function setBits(bloom: Uint8Array): number {
+  let set = 0;
+  for (let b of bloom) for (; b; b &= b - 1) set++;
+  return set;
+}
+
+/**
+ * The rule of {@link catalogProblem} a catalog item breaks, or `undefined` when it is consistent: the check alone,
+ * without the messages, so a reader that only asks whether bundles no message.
+ */
+export function catalogFault(c: CatalogFields): CatalogFault | undefined {
+  const { bloom, bits, hashes, count, revision } = c;
+  if (!(bloom instanceof Uint8Array)) return 'bloom';
+  if (!Number.isInteger(bits) || (bits as number) < 8 || (bits as number) > BLOOM_MAX_BITS) return 'bits';
+  if (bloom.length !== Math.ceil((bits as number) / 8)) return 'size';
+  if (!Number.isInteger(hashes) || (hashes as number) < 1 || (hashes as number) > BLOOM_MAX_HASHES) return 'hashes';
+  if (!Number.isSafeInteger(count) || (count as number) < 0) return 'count';
+  if (revision !== undefined && (!Number.isSafeInteger(revision) || (revision as number) < 0)) return 'revision';
+  if ((bits as number) % 8 !== 0 && (bloom[bloom.length - 1] >> ((bits as number) % 8)) !== 0) return 'tail';
+  const set = setBits(bloom);
+  if (count === 0 && set > 0) return 'zero';
+  if ((count as number) > 0 && set === 0) return 'empty';
+  if (set > (count as number) * (hashes as number)) return 'dense';
+  return undefined;
+}
+
 /**
  * Why a catalog item cannot be trusted, or `undefined` when it is consistent. An untrusted catalog must be
  * ignored by readers (it rules nothing out) and rebuilt by the next sync. The rules, which every client
@@ -83,33 +113,20 @@ export interface CatalogFields {
  *    `count × bloom_hashes`, when it is positive; none at or beyond `bloom_bits`.
  */
 export function catalogProblem(c: CatalogFields): string | undefined {
-  const { bloom, bits, hashes, count, revision } = c;
-  if (!(bloom instanceof Uint8Array)) return '`bloom` must be binary';
-  if (!Number.isInteger(bits) || (bits as number) < 8 || (bits as number) > BLOOM_MAX_BITS) {
-    return `\`bloom_bits\` must be a whole number from 8 to ${BLOOM_MAX_BITS}`;
+  const fault = catalogFault(c);
+  const bits = c.bits as number;
+  const count = c.count as number;
+  switch (fault) {
+    case undefined: return undefined;
+    case 'bloom': return '`bloom` must be binary';
+    case 'bits': return `\`bloom_bits\` must be a whole number from 8 to ${BLOOM_MAX_BITS}`;
+    case 'size': return `\`bloom\` must hold ceil(bloom_bits / 8) = ${Math.ceil(bits / 8)} bytes, got ${(c.bloom as Uint8Array).length}`;
+    case 'hashes': return `\`bloom_hashes\` must be a whole number from 1 to ${BLOOM_MAX_HASHES}`;
+    case 'count': return '`count` must be a whole number, at least 0';
+    case 'revision': return '`revision` must be a whole number, at least 0';
+    case 'tail': return 'bits at or beyond `bloom_bits` are set';
+    case 'zero': return '`count` is 0 but the filter has set bits';
+    case 'empty': return `\`count\` is ${count} but the filter is empty`;
+    case 'dense': return `the filter has ${setBits(c.bloom as Uint8Array)} set bits, more than count × bloom_hashes = ${count * (c.hashes as number)}`;
   }
-  if (bloom.length !== Math.ceil((bits as number) / 8)) {
-    return `\`bloom\` must hold ceil(bloom_bits / 8) = ${Math.ceil((bits as number) / 8)} bytes, got ${bloom.length}`;
-  }
-  if (!Number.isInteger(hashes) || (hashes as number) < 1 || (hashes as number) > BLOOM_MAX_HASHES) {
-    return `\`bloom_hashes\` must be a whole number from 1 to ${BLOOM_MAX_HASHES}`;
-  }
-  if (!Number.isSafeInteger(count) || (count as number) < 0) return '`count` must be a whole number, at least 0';
-  if (revision !== undefined && (!Number.isSafeInteger(revision) || (revision as number) < 0)) {
-    return '`revision` must be a whole number, at least 0';
-  }
-  let set = 0;
-  for (let j = 0; j < bloom.length; j++) {
-    let b = bloom[j];
-    if (j === bloom.length - 1 && (bits as number) % 8 !== 0 && (b >> ((bits as number) % 8)) !== 0) {
-      return 'bits at or beyond `bloom_bits` are set';
-    }
-    for (; b; b &= b - 1) set++;
-  }
-  if (count === 0 && set > 0) return '`count` is 0 but the filter has set bits';
-  if ((count as number) > 0 && set === 0) return `\`count\` is ${count as number} but the filter is empty`;
-  if (set > (count as number) * (hashes as number)) {
-    return `the filter has ${set} set bits, more than count × bloom_hashes = ${(count as number) * (hashes as number)}`;
-  }
-  return undefined;
 }
