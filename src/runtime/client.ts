@@ -61,26 +61,27 @@ export interface GetPromptOptions {
  * label are read targets (target.ts) of one read path (read-path.ts); a label's rollout is one step after it.
  */
 export class PromptClient {
-  // `options`, `path`, `catalog`, `l2` and `labels` are read by `preload` (preload.ts) too.
-  private readonly options: ResolvedOptions;
+  // `options`, `path`, `catalog`, `l2` and `labels` are read by `preload` (preload.ts) too. Fields without an
+  // initializer are `declare`d (assigned in the constructor): the bundle spells each name once.
+  private declare readonly options: ResolvedOptions;
   private readonly counters: Counters = newCounters();
-  private readonly path: ReadPath;
-  private readonly reader: ItemReader;
-  private readonly catalog: Catalog;
-  private readonly l2: PromptCacheL2 | undefined;
+  private declare readonly path: ReadPath;
+  private declare readonly reader: ItemReader;
+  private declare readonly catalog: Catalog;
+  private declare readonly l2: PromptCacheL2 | undefined;
   /** The cache tier (`l2: cacheTier(store)`, or the environment's from the reader layer), when there is one. */
-  private readonly tier: AttachedTier | undefined;
-  private readonly epoch: TierEpoch | undefined;
+  private declare readonly tier: AttachedTier | undefined;
+  private declare readonly epoch: TierEpoch | undefined;
   /**
    * Until when a copy that can change may be served without reading the epoch first (set by the epoch watch after each
    * check: two poll intervals on); infinite without the watch. One number compare on the hot path.
    */
   private epochTrustedUntil = Number.POSITIVE_INFINITY;
   /** The per-read hook (`undefined`: the read path only compares it). */
-  private readonly onRead: OnRead | undefined;
+  private declare readonly onRead: OnRead | undefined;
   private onReadFailed = false;
   /** The labels feature, when the reader passed it in `features`. */
-  private readonly labels: LabelFeature | undefined;
+  private declare readonly labels: LabelFeature | undefined;
 
   /**
    * @throws PromptServingError if no table name is given or set in the environment, or an option is out of range

@@ -8,12 +8,16 @@
  */
 export class Lru<V> {
   private readonly map = new Map<string, { value: V; stamp: number }>();
-  private readonly promoteAfter: number;
+  private declare readonly maxEntries: number;
+  private declare readonly onRemove: (value: V) => void;
+  private declare readonly promoteAfter: number;
   private clock = 0;
   private evicted = 0;
 
   /** `onRemove` is called with every value that leaves: evicted, deleted or replaced. */
-  constructor(private readonly maxEntries: number, private readonly onRemove: (value: V) => void = () => undefined) {
+  constructor(maxEntries: number, onRemove: (value: V) => void = () => undefined) {
+    this.maxEntries = maxEntries;
+    this.onRemove = onRemove;
     this.promoteAfter = Math.floor(maxEntries / 2);
   }
 

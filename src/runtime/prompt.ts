@@ -171,22 +171,27 @@ function baseOf(p: PromptBase): Base {
 
 type Base = Omit<PromptBase, 'stale' | 'provenance'>;
 
-/** What both template types share: copied from the item once, then read by every caller. */
+/**
+ * What both template types share: copied from the item once, then read by every caller. The fields are `declare`d and
+ * assigned in the constructor (in the order a prompt's keys were always listed), so the bundle spells each name once,
+ * not once as a field and once as its assignment.
+ */
 abstract class ServedPrompt implements PromptBase {
-  readonly id: string;
-  readonly version: number;
-  readonly checksum: string;
-  readonly inputVariables: readonly string[];
-  readonly modelId?: string;
-  readonly inferenceConfig?: Readonly<Record<string, JsonValue>>;
-  readonly content: Readonly<PromptContent>;
-  readonly label: string | undefined;
-  readonly rollout: PromptRollout | undefined;
-  readonly sourceDeleted: boolean;
-  readonly stale: boolean;
+  declare readonly provenance: Provenance;
+  declare readonly id: string;
+  declare readonly version: number;
+  declare readonly checksum: string;
+  declare readonly inputVariables: readonly string[];
+  declare readonly modelId?: string;
+  declare readonly inferenceConfig?: Readonly<Record<string, JsonValue>>;
+  declare readonly content: Readonly<PromptContent>;
+  declare readonly label: string | undefined;
+  declare readonly rollout: PromptRollout | undefined;
+  declare readonly sourceDeleted: boolean;
+  declare readonly stale: boolean;
 
-  constructor(base: Base, readonly provenance: Provenance) {
-    this.stale = provenance.stale;
+  constructor(base: Base, provenance: Provenance) {
+    this.provenance = provenance;
     this.id = base.id;
     this.version = base.version;
     this.checksum = base.checksum;
@@ -197,25 +202,32 @@ abstract class ServedPrompt implements PromptBase {
     this.label = base.label;
     this.rollout = base.rollout;
     this.sourceDeleted = base.sourceDeleted;
+    this.stale = provenance.stale;
   }
 }
 
 class ServedTextPrompt extends ServedPrompt implements TextPrompt {
-  readonly templateType = TEMPLATE_TEXT;
+  declare readonly text: string;
+  declare readonly templateType: typeof TEMPLATE_TEXT;
 
-  constructor(base: Base, readonly text: string, source: Provenance) {
+  constructor(base: Base, text: string, source: Provenance) {
     super(base, source);
+    this.text = text;
+    this.templateType = TEMPLATE_TEXT;
   }
-
 }
 
 class ServedChatPrompt extends ServedPrompt implements ChatPrompt {
-  readonly templateType = TEMPLATE_CHAT;
+  declare readonly messages: readonly JsonValue[];
+  declare readonly system: readonly JsonValue[];
+  declare readonly templateType: typeof TEMPLATE_CHAT;
 
-  constructor(base: Base, readonly messages: readonly JsonValue[], readonly system: readonly JsonValue[], source: Provenance) {
+  constructor(base: Base, messages: readonly JsonValue[], system: readonly JsonValue[], source: Provenance) {
     super(base, source);
+    this.messages = messages;
+    this.system = system;
+    this.templateType = TEMPLATE_CHAT;
   }
-
 }
 
 /** Freezes a decoded item's content so one caller cannot change what the next one is served. */

@@ -62,7 +62,14 @@ export interface ReadingClient {
 }
 
 class ServedProvenance implements Provenance {
-  constructor(readonly source: ReadSource, readonly stale: boolean, readonly readAt: number) {
+  declare readonly source: ReadSource;
+  declare readonly stale: boolean;
+  declare readonly readAt: number;
+
+  constructor(source: ReadSource, stale: boolean, readAt: number) {
+    this.source = source;
+    this.stale = stale;
+    this.readAt = readAt;
     Object.freeze(this);
   }
 

@@ -24,30 +24,33 @@ import { ReadTarget, versionTarget } from './target';
 type Served = readonly [Entry, ServeMode];
 
 export class ReadPath {
+  // Fields without an initializer are `declare`d and assigned in the constructor: the bundle spells each name once.
+  private declare readonly options: ResolvedOptions;
+  private declare readonly counters: Counters;
+  private declare readonly reader: ItemReader;
+  private declare readonly catalog: Catalog;
   /** Every entry, under its target's key (no valid id starts with `#`, so the three kinds of key never collide). */
-  readonly prompts: Lru<Entry>;
+  declare readonly prompts: Lru<Entry>;
   /** Not-found answers from the table (expiry, epoch ms), kept apart so unknown ids cannot evict prompts. */
-  readonly notFound: Lru<number>;
+  declare readonly notFound: Lru<number>;
   /** Loads under way, by key (single-flight). */
   private readonly flights = new Map<string, Promise<Served>>();
   /** The exact-version entries by id and version, so a pinned hit builds no key string. */
   private readonly pinned = new Map<string, Map<number, Entry>>();
   /** The label entries, when the client was given the labels feature. */
-  readonly labels: LabelIndex | undefined;
+  declare readonly labels: LabelIndex | undefined;
   /** The rollout step, when the client was given the labels feature (only label entries have a rollout). */
-  readonly rollouts: RolloutStep | undefined;
+  declare readonly rollouts: RolloutStep | undefined;
   /** The first catalog read finished: until then a cold read fetches the prompt beside it, not after it. */
   catalogWarm = false;
   /** Epoch moves seen: a load that started before the latest one may carry what it replaced. */
   generation = 0;
 
-  constructor(
-    private readonly options: ResolvedOptions,
-    private readonly counters: Counters,
-    private readonly reader: ItemReader,
-    private readonly catalog: Catalog,
-    labels: LabelFeature | undefined,
-  ) {
+  constructor(options: ResolvedOptions, counters: Counters, reader: ItemReader, catalog: Catalog, labels: LabelFeature | undefined) {
+    this.options = options;
+    this.counters = counters;
+    this.reader = reader;
+    this.catalog = catalog;
     this.prompts = new Lru(options.maxEntries, (entry) => this.unindex(entry));
     this.notFound = new Lru(options.maxEntries);
     this.labels = labels?.index(this.prompts, this.notFound, options.maxEntries);

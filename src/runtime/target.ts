@@ -58,12 +58,20 @@ export function invalidId(promptId: string, version: number | undefined): string
 
 /** The pointer (`version` undefined) or an exact version of a prompt. */
 class PromptTarget implements ReadTarget {
-  readonly key: string;
-  readonly sortKey: string;
-  readonly label = undefined;
-  readonly immutable: boolean;
+  // `declare`d and assigned in the constructor: the bundle spells each name once.
+  declare readonly promptId: string;
+  declare readonly version: number | undefined;
+  declare readonly catalog: boolean;
+  declare readonly key: string;
+  declare readonly sortKey: string;
+  declare readonly label: undefined;
+  declare readonly immutable: boolean;
 
-  constructor(readonly promptId: string, readonly version: number | undefined, readonly catalog = true) {
+  constructor(promptId: string, version: number | undefined, catalog = true) {
+    this.promptId = promptId;
+    this.version = version;
+    this.catalog = catalog;
+    this.label = undefined;
     this.immutable = version !== undefined;
     this.key = version === undefined ? promptId : `#${version}#${promptId}`;
     // An invalid version gets no sort key: it is not found before anything is read (invalid()).
