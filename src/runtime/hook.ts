@@ -34,16 +34,13 @@ export function describeThrown(err: unknown): string {
   }
 }
 
-/** The once-only warning of a failing hook (stderr, one JSON line). */
+/**
+ * The once-only warning of a failing hook (stderr, one JSON line). `describeThrown` always returns a string, so the
+ * line always serializes: no second, fixed line is needed.
+ */
 export function warnHookFailed(err: unknown): void {
-  let line: string;
-  try {
-    line = JSON.stringify({
-      level: 'WARN',
-      message: `cdk-prompt-serving: the onRead hook threw (reads are served regardless; reported once): ${describeThrown(err)}`,
-    });
-  } catch {
-    line = '{"level":"WARN","message":"cdk-prompt-serving: the onRead hook threw (reads are served regardless; reported once)"}';
-  }
-  process.stderr.write(line + '\n');
+  process.stderr.write(JSON.stringify({
+    level: 'WARN',
+    message: `cdk-prompt-serving: the onRead hook threw (reads are served regardless; reported once): ${describeThrown(err)}`,
+  }) + '\n');
 }
