@@ -114,13 +114,14 @@ const ADAPTER_BESIDE = './cache-layer';
  * as installed, and this project's tests). Throws when neither has it (a bundled reader without the layer).
  */
 export function loadAdapter(): LayerModule {
-  const base = typeof __filename === 'string' && __filename ? __filename : `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`;
+  const here = typeof __filename === 'string' && __filename ? __filename : undefined;
+  const load = createRequire(here ?? `${process.env.LAMBDA_TASK_ROOT ?? process.cwd()}/index.js`);
   try {
-    return createRequire(base)(ADAPTER_MODULE) as LayerModule;
+    return load(ADAPTER_MODULE) as LayerModule;
   } catch (err) {
-    // `require` with a variable: CommonJS as installed (and jest) resolve it, bundlers leave it alone.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    if (typeof require === 'function') return require(ADAPTER_BESIDE) as LayerModule;
+    // Beside this file, through `createRequire` (jest's too), never a bare `require`: in the ES module build that
+    // would cost every reader esbuild's `require` shim, and there is no "beside" to resolve from anyway.
+    if (here !== undefined) return load(ADAPTER_BESIDE) as LayerModule;
     throw err;
   }
 }
