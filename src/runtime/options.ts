@@ -189,20 +189,19 @@ export function resolveOptions(options: PromptClientOptions, env: NodeJS.Process
     }
     return value;
   };
-  // Ages are compared with the clock, never timed, so only the millisecond timeouts meet the timer limit.
-  const seconds = (name: keyof typeof Defaults) => number(name, 0) * 1000;
-  return {
-    tableName,
-    maxAgeMs: seconds('maxAgeSeconds'),
-    maxEntries: Math.floor(number('maxEntries', 1)),
-    notFoundMaxAgeMs: seconds('notFoundMaxAgeSeconds'),
-    staleWhileRevalidateMs: seconds('staleWhileRevalidateSeconds'),
-    staleIfErrorMs: seconds('staleIfErrorSeconds'),
-    catalogMaxAgeMs: seconds('catalogMaxAgeSeconds'),
-    requestTimeoutMs: number('requestTimeoutMs', 1, MAX_TIMER_MS),
-    maxAttempts: Math.floor(number('maxAttempts', 1)),
-    l2TimeoutMs: number('l2TimeoutMs', 1, MAX_TIMER_MS),
-    l2ConnectTimeoutMs: number('l2ConnectTimeoutMs', 1, MAX_TIMER_MS),
-    epochPollIntervalMs: number('epochPollIntervalMs', 10, MAX_TIMER_MS),
-  };
+  // Every option of `Defaults`, in its order, by its name: `…Seconds` an age of at least 0, resolved as `…Ms` (ages are
+  // compared with the clock, never timed); another `…Ms` a timeout, at least 1 (the epoch poll 10) and at most the
+  // timer limit; the counts (`maxEntries`, `maxAttempts`) whole numbers of at least 1. One loop, not a line per option:
+  // every reader bundles this.
+  const resolved: Record<string, string | number> = { tableName };
+  for (const name of Object.keys(Defaults) as (keyof typeof Defaults)[]) {
+    if (name.endsWith('Seconds')) {
+      resolved[name.replace('Seconds', 'Ms')] = number(name, 0) * 1000;
+    } else if (name.endsWith('Ms')) {
+      resolved[name] = number(name, name === 'epochPollIntervalMs' ? 10 : 1, MAX_TIMER_MS);
+    } else {
+      resolved[name] = Math.floor(number(name, 1));
+    }
+  }
+  return resolved as unknown as ResolvedOptions;
 }
