@@ -12,8 +12,8 @@ import { invalidLabelReason, labelCacheKey, labelItemKey, missingLabelReason, pr
 import type { Lru } from './lru';
 import { Prompt, servedForLabel } from './prompt';
 import type { Provenance } from './provenance';
-import { RolloutDeps, RolloutStep } from './rollout-step';
-import { Built, invalidId, ReadTarget } from './target';
+import { RolloutHost, RolloutStep } from './rollout-step';
+import { Built, invalidId, ReadTarget, versionTarget } from './target';
 import { LabelAttr, parseRollout } from '../schema/labels';
 
 /** What the client and the read path ask of the labels feature. */
@@ -23,7 +23,7 @@ export interface LabelFeature {
   /** Why a label name can never be read; `undefined` when it can. */
   readonly invalid: (label: unknown) => string | undefined;
   /** The rollout step of one client's read path. */
-  readonly step: (deps: RolloutDeps) => RolloutStep;
+  readonly step: (path: RolloutHost) => RolloutStep;
   /** The label entries of one client's read path (over its memory and its not-found answers). */
   readonly index: (prompts: Lru<Entry>, notFound: Lru<number>, maxEntries: number) => LabelIndex;
   /** Why a label read's other options are refused (`version` beside it, a `stickinessKey` not a string); `undefined` if not. */
@@ -83,7 +83,15 @@ class LabelTarget implements ReadTarget {
 export const labels: PromptClientFeature = {
   target: (promptId, label) => new LabelTarget(promptId, label),
   invalid: invalidLabelReason,
-  step: (deps) => new RolloutStep(deps),
+  step: (path) => new RolloutStep({
+    counters: path.counters,
+    tableName: path.options.tableName,
+    maxEntries: path.options.maxEntries,
+    held: (promptId, version) => path.pinned.get(promptId)?.get(version)?.hit,
+    // A rollout's candidate: read without asking the catalog (the label item named it).
+    loadVersion: (promptId, version) => path.load(versionTarget(promptId, version, false))
+      .then(([e, mode]) => (mode === 'hit' ? e.hit : e.prompt)),
+  }),
   index: (prompts, notFound, maxEntries) => new LabelIndex(prompts, notFound, maxEntries),
   refuse: (version, stickinessKey) => {
     if (stickinessKey !== undefined && typeof stickinessKey !== 'string') {

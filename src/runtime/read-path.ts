@@ -18,15 +18,15 @@ import type { ServeMode } from './rollout';
 import type { RolloutStep } from './rollout-step';
 import type { Counters } from './stats';
 import type { Deadline, ItemReader, Loaded } from './store';
-import { ReadTarget, versionTarget } from './target';
+import type { ReadTarget } from './target';
 
 /** A loaded entry and how the read that waited for it serves it (`hit`: a newer copy was already in memory). */
 type Served = readonly [Entry, ServeMode];
 
 export class ReadPath {
   // Fields without an initializer are `declare`d and assigned in the constructor: the bundle spells each name once.
-  private declare readonly options: ResolvedOptions;
-  private declare readonly counters: Counters;
+  declare readonly options: ResolvedOptions;
+  declare readonly counters: Counters;
   private declare readonly reader: ItemReader;
   private declare readonly catalog: Catalog;
   /** Every entry, under its target's key (no valid id starts with `#`, so the three kinds of key never collide). */
@@ -35,8 +35,8 @@ export class ReadPath {
   declare readonly notFound: Lru<number>;
   /** Loads under way, by key (single-flight). */
   private readonly flights = new Map<string, Promise<Served>>();
-  /** The exact-version entries by id and version, so a pinned hit builds no key string. */
-  private readonly pinned = new Map<string, Map<number, Entry>>();
+  /** The exact-version entries by id and version, so a pinned hit builds no key string (and the rollout step finds a candidate). */
+  readonly pinned = new Map<string, Map<number, Entry>>();
   /** The label entries, when the client was given the labels feature. */
   declare readonly labels: LabelIndex | undefined;
   /** The rollout step, when the client was given the labels feature (only label entries have a rollout). */
@@ -54,14 +54,7 @@ export class ReadPath {
     this.prompts = new Lru(options.maxEntries, (entry) => this.unindex(entry));
     this.notFound = new Lru(options.maxEntries);
     this.labels = labels?.index(this.prompts, this.notFound, options.maxEntries);
-    this.rollouts = labels?.step({
-      counters,
-      tableName: options.tableName,
-      maxEntries: options.maxEntries,
-      held: (promptId, version) => this.pinned.get(promptId)?.get(version)?.hit,
-      loadVersion: (promptId, version) => this.load(versionTarget(promptId, version, false))
-        .then(([e, mode]) => (mode === 'hit' ? e.hit : e.prompt)),
-    });
+    this.rollouts = labels?.step(this);
   }
 
   /** The `CURRENT` entry of an id, if held (an id that is another target's key finds nothing). */

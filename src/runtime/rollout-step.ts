@@ -8,9 +8,24 @@ import type { Entry } from './entry';
 import { PromptNotFoundError } from './errors';
 import type { Prompt } from './prompt';
 import { logRolloutFault, RolloutState, ServeMode } from './rollout';
+import type { ResolvedOptions } from './resolved-options';
 import type { Counters } from './stats';
+import type { ReadTarget } from './target';
 import { versionKey } from '../schema/keys';
 import type { RolloutSpec } from '../schema/labels';
+
+/**
+ * What the labels feature builds the step from: the read path it serves (read-path.ts's `ReadPath`), so the core
+ * wires nothing of the step itself.
+ */
+export interface RolloutHost {
+  readonly options: ResolvedOptions;
+  readonly counters: Counters;
+  /** The exact-version entries held, by id and version. */
+  readonly pinned: ReadonlyMap<string, ReadonlyMap<number, Entry>>;
+  /** The load of a target under way, or a new one (single-flight). */
+  load(target: ReadTarget): Promise<readonly [Entry, ServeMode]>;
+}
 
 export interface RolloutDeps {
   readonly counters: Counters;
