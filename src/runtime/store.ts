@@ -2,8 +2,6 @@
  * Reads single items from the serving table: one eventually consistent `GetItem` per read, bounded by a
  * deadline, retried with jittered exponential backoff when DynamoDB throttles or the network blips.
  */
-import { setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetItemCommand, DescribeEndpointsCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { PromptStoreError } from './errors';
 import type { Counters } from './stats';
@@ -95,8 +93,7 @@ interface DeadlineGroup {
   readonly madeAt: number;
   readonly at: number;
   expired: boolean;
-  /** Made only when a wait (a retry's backoff) needs a Node `AbortSignal`: most groups never do. */
-  controller?: AbortController;
+  /** The requests sent, and the backoffs waited, under it: aborted when it expires. */
   requests: RequestSignal[];
 }
 
@@ -112,24 +109,28 @@ export class Deadline {
     return this.group.expired;
   }
 
-  /** A Node `AbortSignal` aborted when the deadline expires (for waits that take one). */
-  get signal(): AbortSignal {
-    let controller = this.group.controller;
-    if (controller === undefined) {
-      controller = this.group.controller = new AbortController();
-      // Every backoff under way in the group listens to it: not a leak.
-      setMaxListeners(0, controller.signal);
-      if (this.group.expired) controller.abort(TIMED_OUT);
-    }
-    return controller.signal;
-  }
-
   /** A signal for one request (one attempt) sent to the SDK under this deadline. */
   requestSignal(): AbortSignal {
     const signal = new RequestSignal();
     if (this.group.expired) signal.abort(TIMED_OUT);
     else this.group.requests.push(signal);
     return signal as unknown as AbortSignal;
+  }
+
+  /**
+   * Waits `ms` (a retry's backoff); rejects with the deadline's reason as soon as it expires. Through the group's
+   * own abort list, as a request: no Node `AbortController` (and its listener limit) per backoff.
+   */
+  wait(ms: number): Promise<void> {
+    const signal = this.requestSignal();
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(TIMED_OUT);
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        reject(TIMED_OUT);
+      });
+    });
   }
 }
 
@@ -171,7 +172,6 @@ class Deadlines {
     while (this.head < queue.length && queue[this.head].at <= now) {
       const group = queue[this.head++];
       group.expired = true;
-      group.controller?.abort(TIMED_OUT);
       const requests = group.requests;
       group.requests = [];
       for (const request of requests) request.abort(TIMED_OUT);
@@ -303,7 +303,7 @@ export class TableItemReader implements ItemReader {
       keys = (answer.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
       if (keys.length > 0) {
         this.counters.retries++;
-        await sleep(Math.random() * BACKOFF_BASE_MS * 2, undefined, { signal: deadline.signal }).catch((err: unknown) => {
+        await deadline.wait(Math.random() * BACKOFF_BASE_MS * 2).catch((err: unknown) => {
           throw this.failure(what, err, deadline);
         });
       }
@@ -323,7 +323,7 @@ export class TableItemReader implements ItemReader {
         this.counters.retries++;
         const cap = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
         try {
-          await sleep(Math.random() * cap, undefined, { signal: deadline.signal });
+          await deadline.wait(Math.random() * cap);
         } catch {
           throw this.failure(what, err, deadline);
         }
