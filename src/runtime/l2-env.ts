@@ -85,16 +85,15 @@ export function environmentTier(deps: TierDeps): AttachedTier | undefined {
     // A bundled reader without the reader layer: loudly, once; reads go to the table.
     counters.l2Unavailable++;
     logUnavailable('node-redis (redis) cannot be loaded: attach the reader layer (addReader does, unless the function\'s own `layers` '
-      + `replace it), which carries it with the client's cache adapter (${ADAPTER_MODULE}); reads go to the table `
-      + `(${String((err as Error)?.message ?? err).split('\n')[0]})`, options.tableName);
+      + `replace it); reads go to the table (${String((err as Error)?.message ?? err).split('\n')[0]})`, options.tableName);
     return undefined;
   }
   if (layer.TIER_PROTOCOL !== TIER_PROTOCOL || typeof layer.tierFromEnvironment !== 'function') {
     // Version skew: a layer of another release of this package. Never called: its tier may expect another core.
     counters.l2Unavailable++;
     logUnavailable(`the reader layer's cache tier (${ADAPTER_MODULE}) speaks protocol ${String(layer.TIER_PROTOCOL)} and this client `
-      + `${TIER_PROTOCOL}: attach the layer of this client's cdk-prompt-serving version (addReader does, when the function is `
-      + 'deployed with the same version of the construct); reads go to the table', options.tableName);
+      + `${TIER_PROTOCOL}: attach the layer of this client's cdk-prompt-serving version (addReader does); reads go to the table`,
+    options.tableName);
     return undefined;
   }
   return layer.tierFromEnvironment(deps);
