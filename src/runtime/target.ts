@@ -8,7 +8,7 @@ import { PromptNotFoundError } from './errors';
 import { fallbackPrompt, PromptFallback } from './fallback';
 import { isDeleted, Prompt, promptFromItem } from './prompt';
 import type { Provenance } from './provenance';
-import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionKey } from '../schema/keys';
+import { CURRENT, isValidPromptId, MAX_VERSION_NUMBER, PROMPT_ID_RULE, versionSortKey } from '../schema/keys';
 import type { RolloutSpec } from '../schema/labels';
 
 /** What an item read for a target serves. */
@@ -75,7 +75,7 @@ class PromptTarget implements ReadTarget {
     this.immutable = version !== undefined;
     this.key = version === undefined ? promptId : `#${version}#${promptId}`;
     // An invalid version gets no sort key: it is not found before anything is read (invalid()).
-    this.sortKey = version === undefined ? CURRENT : invalidId('x', version) === undefined ? versionKey(version) : '';
+    this.sortKey = version === undefined ? CURRENT : invalidId('x', version) === undefined ? versionSortKey(version) : '';
   }
 
   invalid(): string | undefined {

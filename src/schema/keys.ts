@@ -129,6 +129,11 @@ export function versionKey(versionNumber: number): string {
   if (!Number.isInteger(versionNumber) || versionNumber < 1 || versionNumber > MAX_VERSION_NUMBER) {
     throw new RangeError(`version number must be an integer from 1 to ${MAX_VERSION_NUMBER}, got ${versionNumber}`);
   }
+  return versionSortKey(versionNumber);
+}
+
+/** {@link versionKey} of a version number already checked (the reader's targets check theirs with their own reason). */
+export function versionSortKey(versionNumber: number): string {
   return 'v' + String(versionNumber).padStart(VERSION_DIGITS, '0');
 }
 
@@ -151,9 +156,11 @@ export const MAX_PROMPT_ID_BYTES = 1024;
  * The prompt id rule in one phrase, for the messages of every part that rejects an id without saying which rule
  * it broke (the grant's `promptIds`, the runtime client's not-found reason). {@link promptIdProblem} says which.
  */
-// Not `toLocaleString('en-US')`: it loads ICU's number formatting when the module is evaluated, ~7 ms of every
-// reader's cold start (a CPU profile of the bundled reader, bench/reader-cost.bench.ts).
-export const PROMPT_ID_RULE = `1 to ${String(MAX_PROMPT_ID_BYTES).replace(/\B(?=(\d{3})+$)/g, ',')} bytes of UTF-8, not starting with '${RESERVED_PREFIX}'`;
+// A literal, {@link MAX_PROMPT_ID_BYTES} with its thousands separator written out: not `toLocaleString('en-US')`, which
+// loads ICU's number formatting when the module is evaluated (~7 ms of every reader's cold start, a CPU profile of the
+// bundled reader, bench/reader-cost.bench.ts), nor formatting code every reader bundles. The surface fixture
+// (`invalidIdReason`) pins it.
+export const PROMPT_ID_RULE = "1 to 1,024 bytes of UTF-8, not starting with '#'";
 
 /**
  * Bytes of `id` in UTF-8, or `undefined` if it is not well-formed Unicode (a lone surrogate: encoders
@@ -193,9 +200,10 @@ export function promptIdProblem(id: unknown): string | undefined {
  * asks whether, and bundles this alone).
  */
 export function isValidPromptId(id: unknown): id is string {
-  if (typeof id !== 'string' || id.length === 0 || id.startsWith(RESERVED_PREFIX)) return false;
-  const bytes = utf8ByteLength(id);
-  return bytes !== undefined && bytes <= MAX_PROMPT_ID_BYTES;
+  // `\p{Cs}` in a `u` pattern matches a lone surrogate only (a pair is one code point): then the length is UTF-8's,
+  // as {@link utf8ByteLength} counts it.
+  return typeof id === 'string' && id.length > 0 && !id.startsWith(RESERVED_PREFIX) && !/\p{Cs}/u.test(id)
+    && Buffer.byteLength(id, 'utf8') <= MAX_PROMPT_ID_BYTES;
 }
 
 /** `JSON.stringify(id)` cut to a readable length, for error messages about hostile ids. */
