@@ -206,7 +206,7 @@ export class PromptClient {
    */
   invalidate(promptId?: string): void {
     if (promptId === undefined) {
-      for (const entry of [...this.path.prompts.values()]) this.path.prompts.delete(entry.key);
+      this.path.prompts.clear();
       this.path.notFound.clear();
       void this.catalog.refresh();
       return;
