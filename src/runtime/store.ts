@@ -103,7 +103,11 @@ interface DeadlineGroup {
  * Deadlines made within {@link DEADLINE_GRANULARITY_MS} of each other expire together.
  */
 export class Deadline {
-  constructor(private readonly group: DeadlineGroup) {}
+  private declare readonly group: DeadlineGroup;
+
+  constructor(group: DeadlineGroup) {
+    this.group = group;
+  }
 
   get expired(): boolean {
     return this.group.expired;
@@ -144,9 +148,12 @@ export class Deadline {
 class Deadlines {
   private queue: DeadlineGroup[] = [];
   private head = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private declare timer: NodeJS.Timeout | undefined;
+  private declare readonly durationMs: number;
 
-  constructor(private readonly durationMs: number) {}
+  constructor(durationMs: number) {
+    this.durationMs = durationMs;
+  }
 
   next(): Deadline {
     const now = performance.now();
