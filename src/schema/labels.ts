@@ -53,15 +53,24 @@ export const LabelAttr = {
  */
 export const LABEL_ITEM_ATTRIBUTES: ReadonlySet<string> = /* @__PURE__ */ new Set(/* @__PURE__ */ Object.values(LabelAttr));
 
+/**
+ * The keys of a rollout map a reader reads, each a constant of its own: a bundler keeps only what a reader names,
+ * where it keeps every key of {@link RolloutAttr} (the controller's too) as soon as one is read from it.
+ */
+export const ROLLOUT_ID = 'rollout_id';
+export const ROLLOUT_CANDIDATE_VERSION = 'candidate_version';
+export const ROLLOUT_CANDIDATE_CHECKSUM = 'candidate_checksum';
+export const ROLLOUT_PERCENT_BP = 'percent_bp';
+
 /** Keys of a label's `rollout` map. */
 export const RolloutAttr = {
   /** A random id naming the rollout (S), carried into audit records and reported by readers. */
-  rolloutId: 'rollout_id',
+  rolloutId: ROLLOUT_ID,
   /** Arm B: the immutable version item readers serve to the rollout's share (N), and its checksum (S). */
-  candidateVersion: 'candidate_version',
-  candidateChecksum: 'candidate_checksum',
+  candidateVersion: ROLLOUT_CANDIDATE_VERSION,
+  candidateChecksum: ROLLOUT_CANDIDATE_CHECKSUM,
   /** The share served arm B, in basis points, 0 to {@link ROLLOUT_SCALE} (N). */
-  percentBp: 'percent_bp',
+  percentBp: ROLLOUT_PERCENT_BP,
   /** Shares still to step to, in basis points, ascending (L of N); empty when only manual steps remain. */
   stepsBp: 'steps_bp',
   /** Seconds between scheduled steps (N); absent for manual steps only. */
@@ -185,21 +194,21 @@ export function parseRollout(value: unknown): ParsedRollout {
   }
   const map = value as Record<string, unknown>;
   const own = (key: string): unknown => (Object.hasOwn(map, key) ? map[key] : undefined);
-  const rolloutId = own(RolloutAttr.rolloutId);
-  const candidateVersion = own(RolloutAttr.candidateVersion);
-  const candidateChecksum = own(RolloutAttr.candidateChecksum);
-  const percentBp = own(RolloutAttr.percentBp);
+  const rolloutId = own(ROLLOUT_ID);
+  const candidateVersion = own(ROLLOUT_CANDIDATE_VERSION);
+  const candidateChecksum = own(ROLLOUT_CANDIDATE_CHECKSUM);
+  const percentBp = own(ROLLOUT_PERCENT_BP);
   if (typeof rolloutId !== 'string' || rolloutId.length === 0 || rolloutId.length > MAX_ROLLOUT_ID_LENGTH) {
-    return { problem: `${RolloutAttr.rolloutId} ${show(rolloutId)} is not a string of 1 to ${MAX_ROLLOUT_ID_LENGTH} characters` };
+    return { problem: `${ROLLOUT_ID} ${show(rolloutId)} is not a string of 1 to ${MAX_ROLLOUT_ID_LENGTH} characters` };
   }
   if (!isWhole(candidateVersion, 1, MAX_VERSION_NUMBER)) {
-    return { problem: `${RolloutAttr.candidateVersion} ${show(candidateVersion)} is not a whole number from 1 to ${MAX_VERSION_NUMBER}` };
+    return { problem: `${ROLLOUT_CANDIDATE_VERSION} ${show(candidateVersion)} is not a whole number from 1 to ${MAX_VERSION_NUMBER}` };
   }
   if (typeof candidateChecksum !== 'string' || !CHECKSUM_PATTERN.test(candidateChecksum)) {
-    return { problem: `${RolloutAttr.candidateChecksum} ${show(candidateChecksum)} is not sha256: and 64 lowercase hex digits` };
+    return { problem: `${ROLLOUT_CANDIDATE_CHECKSUM} ${show(candidateChecksum)} is not sha256: and 64 lowercase hex digits` };
   }
   if (!isWhole(percentBp, 0, ROLLOUT_SCALE)) {
-    return { problem: `${RolloutAttr.percentBp} ${show(percentBp)} is not a whole number from 0 to ${ROLLOUT_SCALE}` };
+    return { problem: `${ROLLOUT_PERCENT_BP} ${show(percentBp)} is not a whole number from 0 to ${ROLLOUT_SCALE}` };
   }
   return { spec: { rolloutId, candidateVersion, candidateChecksum, percentBp } };
 }
