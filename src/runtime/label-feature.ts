@@ -35,13 +35,18 @@ export type PromptClientFeature = LabelFeature;
 
 /** A label of a prompt: the version its item names, and its rollout map when it has one. */
 class LabelTarget implements ReadTarget {
-  readonly key: string;
-  readonly sortKey: string;
+  // `declare`d and assigned in the constructor: the bundle spells each name once.
+  declare readonly promptId: string;
+  declare readonly label: string;
+  declare readonly key: string;
+  declare readonly sortKey: string;
   readonly version = undefined;
   readonly catalog = false;
   readonly immutable = false;
 
-  constructor(readonly promptId: string, readonly label: string) {
+  constructor(promptId: string, label: string) {
+    this.promptId = promptId;
+    this.label = label;
     this.key = labelCacheKey(label, promptId);
     this.sortKey = labelItemKey(label);
   }

@@ -10,12 +10,20 @@ import type { Lru } from './lru';
 export class LabelIndex {
   private readonly labeled = new Map<string, Map<string, Entry>>();
   /** The label last read and its map of `labeled` (dropped with that map), so a hit of the usual label skips one lookup. */
-  private lastLabel: string | undefined;
-  private lastById: Map<string, Entry> | undefined;
+  private declare lastLabel: string | undefined;
+  private declare lastById: Map<string, Entry> | undefined;
   /** Labels answered not found (bounded by `maxEntries`). */
   private readonly asked = new Set<string>();
 
-  constructor(private readonly prompts: Lru<Entry>, private readonly notFound: Lru<number>, private readonly maxEntries: number) {}
+  private declare readonly prompts: Lru<Entry>;
+  private declare readonly notFound: Lru<number>;
+  private declare readonly maxEntries: number;
+
+  constructor(prompts: Lru<Entry>, notFound: Lru<number>, maxEntries: number) {
+    this.prompts = prompts;
+    this.notFound = notFound;
+    this.maxEntries = maxEntries;
+  }
 
   /** A label's entry; marked used for the size bound on every 16th lookup (a hot label keeps its place for less). */
   get(label: string, promptId: string): Entry | undefined {

@@ -42,7 +42,11 @@ export class RolloutStep {
   /** The rollout fault last logged per label entry key (each is logged once, not per read). */
   private readonly faultsLogged = new Map<string, string>();
 
-  constructor(private readonly deps: RolloutDeps) {}
+  private declare readonly deps: RolloutDeps;
+
+  constructor(deps: RolloutDeps) {
+    this.deps = deps;
+  }
 
   /** The rollout of a label entry just read (`spec`: its usable rollout map; `armA`: the version the label names). */
   state(spec: RolloutSpec, label: string, armA: Prompt): RolloutState {

@@ -31,24 +31,29 @@ export type ServeMode = 'hit' | 'loaded' | 'stale';
  */
 export class RolloutState {
   /** Arm A as loaded (the label's prompt with `rollout.arm = 'A'`, the provenance of the label item's read). */
-  readonly armA: Prompt;
+  declare readonly armA: Prompt;
   /** Arm A as a hit serves it (provenance `l1`), and its settled promise. */
-  readonly armAHit: Prompt;
-  readonly armAHitResolved: Promise<Prompt>;
+  declare readonly armAHit: Prompt;
+  declare readonly armAHitResolved: Promise<Prompt>;
   /** Arm B as loaded (the provenance of the candidate's read; `l1` when the candidate was already in memory). */
-  armB: Prompt | undefined;
-  armBHit: Prompt | undefined;
-  armBHitResolved: Promise<Prompt> | undefined;
+  declare armB: Prompt | undefined;
+  declare armBHit: Prompt | undefined;
+  declare armBHitResolved: Promise<Prompt> | undefined;
   /** Why arm B cannot be served (permanent for this label item); arm A is served to its share instead. */
-  problem: string | undefined;
+  declare problem: string | undefined;
   /** The candidate's load under way; reads assigned arm B wait for it. */
-  loading: Promise<void> | undefined;
+  declare loading: Promise<void> | undefined;
   /** Buckets of recent stickiness keys (the hash once per key while this label item is held; bounded). */
   private readonly buckets = new Map<string, number>();
-  private staleA: Prompt | undefined;
-  private staleB: Prompt | undefined;
+  private declare staleA: Prompt | undefined;
+  private declare staleB: Prompt | undefined;
+  // Fields without an initializer are `declare`d (assigned where set): the bundle spells each name once.
+  declare readonly spec: RolloutSpec;
+  declare readonly label: string;
 
-  constructor(readonly spec: RolloutSpec, readonly label: string, labelPrompt: Prompt) {
+  constructor(spec: RolloutSpec, label: string, labelPrompt: Prompt) {
+    this.spec = spec;
+    this.label = label;
     this.armA = servedForLabel(labelPrompt, label, this.report('A'), labelPrompt.sourceDeleted);
     this.armAHit = servedCopy(this.armA, 'l1', false);
     this.armAHitResolved = Promise.resolve(this.armAHit);
