@@ -14,8 +14,7 @@
  * An **audit record** is an immutable item in the prompt's partition, sort key
  * `AUDIT#<ISO-8601 time>#<8 hex digits>`, one per pointer move (see {@link AuditAttr}).
  */
-import * as crypto from 'node:crypto';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { MAX_VERSION_NUMBER } from './keys';
 
 /** Sort key prefix of label items: `LABEL#production`. */
@@ -159,12 +158,11 @@ export function parseLabelSortKey(sortKey: string): string | undefined {
  */
 export function rolloutBucket(promptId: string, label: string, key: string): number {
   const data = `${promptId}\u0000${label}\u0000${key}`;
-  const digest = oneShotHash !== undefined ? oneShotHash('sha256', data, 'buffer') : createHash('sha256').update(data, 'utf8').digest();
-  return digest.readUInt32BE(0) % ROLLOUT_SCALE;
+  // `crypto.hash` (Node.js 20.12+, and the package needs 20.16): a one-shot digest, about twice as fast as `createHash`
+  // for short inputs. A named import, not a namespace one that every bundle of this would wrap in an interop helper.
+  return hash('sha256', data, 'buffer').readUInt32BE(0) % ROLLOUT_SCALE;
 }
 
-/** `crypto.hash` (Node.js 20.12+, 21.7+): a one-shot digest, about twice as fast as `createHash` for short inputs. */
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
 
 /** A rollout map as readers use it (the keys they need of {@link RolloutAttr}; the rest is the controller's). */
 export interface RolloutSpec {
