@@ -123,11 +123,11 @@ export function promptFromItem(
     sourceDeleted: false,
   };
   if (templateType === TEMPLATE_TEXT) {
-    if (typeof content.text !== 'string') throw malformed(`TEXT prompt without text`);
+    if (typeof content.text !== 'string') throw malformed('TEXT prompt without text');
     return new ServedTextPrompt(base, content.text, source);
   }
   if (templateType === TEMPLATE_CHAT) {
-    if (!Array.isArray(content.messages)) throw malformed(`CHAT prompt without messages`);
+    if (!Array.isArray(content.messages)) throw malformed('CHAT prompt without messages');
     return new ServedChatPrompt(base, content.messages, Array.isArray(content.system) ? content.system : Object.freeze([]), source);
   }
   throw malformed(`unknown ${ATTR_TEMPLATE_TYPE} ${JSON.stringify(templateType)}`);

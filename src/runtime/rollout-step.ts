@@ -7,8 +7,8 @@
 import type { Entry } from './entry';
 import { PromptNotFoundError } from './errors';
 import type { Prompt } from './prompt';
-import { logRolloutFault, RolloutState, ServeMode } from './rollout';
 import type { ResolvedOptions } from './resolved-options';
+import { logRolloutFault, RolloutState, ServeMode } from './rollout';
 import type { Counters } from './stats';
 import type { ReadTarget } from './target';
 import { versionKey } from '../schema/keys';
