@@ -39,7 +39,7 @@ class ReadPath:
         self._counters = counters
         self.index = FreshIndex()
         self._lock = self.index.lock
-        self.prompts: Lru[Entry] = Lru(options.max_entries, self._removed, self.index.take)
+        self.prompts: Lru[Entry] = Lru(options.max_entries, self._removed, self.index.take_locked)
         self._map = self.prompts.map
         self.not_found: Lru[Slot[float]] = Lru(options.max_entries)
         self.rollouts = RolloutReads(options.table_name, options.max_entries, counters, self._map.get,
