@@ -1,7 +1,7 @@
 """The index of fresh copies: the hot path of ``get_prompt`` (:meth:`FreshIndex.getter`), for the one read path
 (:mod:`.read_path`).
 
-A hit is a closure call: one subscript by id, an expiry check, a counter. CURRENT copies are held by id; versions and
+A hit is a closure call: one subscript by id and an expiry check (which also counts it). CURRENT copies are held by id; versions and
 labels by id then version or label, with each id's latest indexed one also held by id alone (its *head*, which names
 its version or label): a read of it is served by one subscript and an identity check, any other by a second
 subscript. The index holds only what a slow read found fresh (until its expiry or the next epoch poll, whichever is
@@ -10,7 +10,10 @@ first), and an entry leaves it whenever the entry changes; presence in it is als
 
 Thread safety: written under :attr:`FreshIndex.lock`, read without a lock.
 """
+import itertools
 import math
+import operator
+import sys
 import threading
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
@@ -48,7 +51,12 @@ class FreshIndex:
         current = self.current
         pinned = self.pinned
         labeled = self.labeled
-        hits = 0.0  # a float: adding to one reuses freed floats, an int past 256 is allocated (exact to 2**53)
+        # Hits are counted without a Python-level increment: each expiry check reads the clock through an iterator
+        # that counts its calls in C (``repeat`` counts down), and only a check that finds the copy expired counts
+        # itself in Python; hits are the checks less those. (``hits += 1`` on a closure cell costs a new int per hit.)
+        checks = itertools.repeat((), sys.maxsize)
+        now = itertools.starmap(clock, checks)
+        expired = 0
 
         # Positional-or-keyword on purpose: a keyword-only parameter left out costs a dict lookup per call (its
         # default is looked up in __kwdefaults__), three of them a tenth of the hit. The method on the class, which
@@ -59,33 +67,33 @@ class FreshIndex:
         # object each), the label the same string; any other is looked up by its version or label.
         def get_prompt(prompt_id: str, version: Optional[int] = None, fallback: Optional[PromptFallback] = None,
                        label: Optional[str] = None, stickiness_key: Optional[str] = None) -> Prompt:
-            nonlocal hits
+            nonlocal expired
             held: Tuple[Any, ...]  # a head or a named entry: the version or label, the prompt, until when
             try:  # not held, or an unhashable id or label: the slow path reads or says why
                 if label is None:
                     if version is None:
                         fresh = current[prompt_id]
-                        if fresh[1] > clock():
-                            hits += 1.0
+                        if fresh[1] > next(now):
                             return fresh[0]
+                        expired += 1
                     else:
                         held = pinned[prompt_id]
                         if held[0] is not version:
                             held = held[3][version] if type(version) is int else _MISSING
-                        if held[2] > clock():
-                            hits += 1.0
+                        if held[2] > next(now):
                             return held[1]
+                        expired += 1
                 elif version is None and stickiness_key is None:
                     held = labeled[label][prompt_id]
-                    if held[2] > clock():
-                        hits += 1.0
+                    if held[2] > next(now):
                         return held[1]
+                    expired += 1
             except (KeyError, TypeError):
                 pass
             return read(prompt_id, version, fallback, label, stickiness_key)
 
         def read_hits() -> int:
-            return int(hits)
+            return sys.maxsize - operator.length_hint(checks) - expired
 
         return get_prompt, read_hits
 

@@ -60,3 +60,17 @@ def test_an_expired_entry_and_unhashable_arguments_go_to_the_slow_read() -> None
     get, hits = index.getter(lambda: 10.0, lambda *args: "slow")
     assert get("a") == "slow" and get("a", 1) == "slow" and hits() == 0
     assert get(["a"]) == "slow" and get(["a"], 1) == "slow" and get("a", label=["x"]) == "slow"  # type: ignore[arg-type]
+
+
+def test_hits_count_the_reads_served_from_memory_and_nothing_else() -> None:
+    index = FreshIndex()
+    now = [0.0]
+    index.put(current("a"), "a", ("a", 10.0))  # type: ignore[arg-type]
+    index.put(pinned("a", 1), ("a", 1), ("a1", 10.0))  # type: ignore[arg-type]
+    index.put(labeled("a", "prod"), ("label", "prod", "a"), ("prod", 10.0))  # type: ignore[arg-type]
+    get, hits = index.getter(lambda: now[0], lambda *args: "slow")
+    for _ in range(1000):
+        get("a"), get("a", 1), get("a", label="prod"), get("b"), get("a", 2), get("a", True)
+    assert hits() == 3000
+    now[0] = 10.0  # all expired: nothing more counts
+    assert [get("a"), get("a", 1), get("a", label="prod")] == ["slow"] * 3 and hits() == 3000
