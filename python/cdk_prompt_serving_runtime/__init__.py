@@ -23,10 +23,8 @@ from .fallback import PromptFallback
 from .l2 import PromptCacheL2, l2_key
 from .options import DEFAULTS, ENV_VARS, MAX_TIMER_MS
 from .prompt import Prompt, PromptRollout
-from .provenance import (
-    EmfReadMetrics, OnRead, Provenance, ReadInfo, ReadSource, combine_read_hooks, emf_read_metrics, log_reads,
-    otel_read_attributes,
-)
+from .provenance import OnRead, Provenance, ReadInfo, ReadSource, combine_read_hooks, log_reads, otel_read_attributes
+from .read_metrics import EmfReadMetrics, emf_read_metrics
 from .stats import PromptClientStats
 
 __version__ = "0.1.0"

@@ -13,7 +13,7 @@ import pytest
 from cdk_prompt_serving_runtime import (
     PromptClient, PromptFallback, ReadInfo, combine_read_hooks, emf_read_metrics, log_reads, otel_read_attributes,
 )
-from cdk_prompt_serving_runtime.provenance import EmfReadMetrics
+from cdk_prompt_serving_runtime.read_metrics import EmfReadMetrics
 from services import REPO, put_items
 
 with open(os.path.join(REPO, "test", "conformance", "fixtures", "provenance.json"), encoding="utf-8") as f:
