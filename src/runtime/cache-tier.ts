@@ -4,6 +4,7 @@
  * (cache-layer.ts). What it adds to the core: the L2 in front of the table (tiers.ts), the epoch watch (epoch.ts,
  * cache-setup.ts) and the re-validation of the copies in memory when the epoch moves.
  */
+import { Readable } from 'node:stream';
 import { watchEpoch } from './cache-setup';
 import type { Catalog } from './catalog';
 import type { EpochWatcher } from './epoch';
@@ -11,6 +12,7 @@ import { PromptCacheL2, withTimeout } from './l2';
 import type { ReadPath } from './read-path';
 import { AttachedTier, PromptCacheTier, TIER_PROTOCOL, TierDeps } from './tier';
 import { CacheFirstReader } from './tiers';
+import { CURRENT, PARTITION_KEY, SORT_KEY } from '../schema/keys';
 import { compareTokens } from '../schema/l2';
 
 /**
@@ -47,7 +49,7 @@ export function attachTier(store: PromptCacheL2, deps: TierDeps, owned: boolean)
       // L2's first connection is settled (not during it, which would slow this reader's start).
       const ready = store.ready;
       if (ready !== undefined) {
-        void withTimeout(() => ready.call(store), options.l2ConnectTimeoutMs).catch(() => undefined).then(() => table.warmUp());
+        void withTimeout(() => ready.call(store), options.l2ConnectTimeoutMs).catch(() => undefined).then(() => warmTableReads(deps));
       }
       return epoch;
     },
@@ -84,4 +86,56 @@ async function revalidate(path: ReadPath, catalog: Catalog, reader: CacheFirstRe
   });
   await Promise.all([...checks, catalog.refresh(undefined, true)]);
   counters.epochMoves++; // counted once every copy was re-validated
+}
+
+/** The key the warm-up's requests name (never sent: a reserved id, which no prompt has). */
+const WARM_UP_KEY = { [PARTITION_KEY]: { S: '#warm-up' }, [SORT_KEY]: { S: CURRENT } };
+/** A pointer-shaped item in DynamoDB's JSON, so the warm-up deserializes the attribute types a read does. */
+const WARM_UP_ITEM = {
+  ...WARM_UP_KEY, v: { N: '2' }, on: { BOOL: true }, tags: { L: [{ S: 'a' }] }, vars: { M: { x: { S: 'y' } } }, none: { NULL: true },
+};
+
+/**
+ * Runs the table's request path once per operation a read sends (`GetItem`, and `BatchGetItem`: a cold read's pointer
+ * and catalog), through the core's own SDK client and command classes, answered by a canned HTTP response: a reader
+ * the L2 serves has never sent a table request, and makes its first when the cache fails, with every other reader of
+ * the fleet (the SDK's first request of an operation costs several times a later one: credentials, endpoint resolution,
+ * serialization, signing, deserialization, all run here). The answer is given by a middleware on each command (not
+ * the client, so no read of the reader's meets it) innermost in the stack, which never calls the HTTP handler:
+ * nothing is sent, and no table read is counted. Sequential, after the L2's first connection; resolves to how many
+ * ran to a deserialized answer, never rejects.
+ */
+export async function warmTableReads(deps: Pick<TierDeps, 'dynamoDB' | 'table'>): Promise<number> {
+  const { dynamoDB, table } = deps;
+  const commands = table.commands;
+  const tableName = table.tableName;
+  const requests: [{ middlewareStack: { add(middleware: unknown, options: object): void } }, unknown][] = [
+    [new commands.GetItemCommand({ TableName: tableName, Key: WARM_UP_KEY }), { Item: WARM_UP_ITEM }],
+    [new commands.BatchGetItemCommand({ RequestItems: { [tableName]: { Keys: [WARM_UP_KEY, { ...WARM_UP_KEY, [SORT_KEY]: { S: 'v000001' } }] } } }),
+      { Responses: { [tableName]: [WARM_UP_ITEM] }, UnprocessedKeys: {} }],
+  ];
+  let answered = 0;
+  for (const [command, answer] of requests) {
+    try {
+      command.middlewareStack.add(cannedAnswer(JSON.stringify(answer)), { step: 'deserialize', priority: 'low', name: 'promptServingWarmUp' });
+      await (dynamoDB.send as (command: unknown) => Promise<unknown>).call(dynamoDB, command);
+      answered++;
+    } catch {
+      // a warm-up that fails costs the first real request what it would have cost anyway
+    }
+  }
+  return answered;
+}
+
+/** A middleware that answers with `body` (HTTP 200, as DynamoDB would) without calling the handler after it. */
+function cannedAnswer(body: string) {
+  return () => async () => ({
+    response: {
+      statusCode: 200,
+      reason: 'OK',
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'content-length': String(Buffer.byteLength(body)), 'x-amzn-requestid': 'warm-up' },
+      // A stream, as the HTTP handler gives one, so the SDK's stream collector runs too.
+      body: Readable.from([Buffer.from(body)]),
+    },
+  });
 }

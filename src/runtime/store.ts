@@ -2,7 +2,7 @@
  * Reads single items from the serving table: one eventually consistent `GetItem` per read, bounded by a
  * deadline, retried with jittered exponential backoff when DynamoDB throttles or the network blips.
  */
-import { BatchGetItemCommand, DescribeEndpointsCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { PromptStoreError } from './errors';
 import type { Counters } from './stats';
 import { fromItem, Item } from '../schema/ddb-codec';
@@ -201,6 +201,12 @@ export class TableItemReader implements ItemReader {
   private readonly pending = new Map<Deadline, Pending[]>();
   private readonly deadlines: Deadlines;
 
+  /**
+   * The SDK commands this reader sends, from the SDK copy of its client: the cache tier (loaded from the reader layer,
+   * which may resolve another copy of the SDK) warms their path with them (cache-tier.ts).
+   */
+  readonly commands = { GetItemCommand, BatchGetItemCommand };
+
   constructor(
     private readonly client: DynamoDBClient,
     readonly tableName: string,
@@ -209,22 +215,6 @@ export class TableItemReader implements ItemReader {
     private readonly counters: Counters,
   ) {
     this.deadlines = new Deadlines(requestTimeoutMs);
-  }
-
-  /**
-   * Resolves the SDK client's credentials and Region now, without a request, so the first table read does not
-   * wait for them: a reader the L2 serves makes that first read exactly when the cache fails. Never rejects.
-   */
-  warmUp(): Promise<void> {
-    const config = this.client.config;
-    return Promise.all([config.credentials?.(), config.region?.()]).then(() => {
-      // The rest of a first request's CPU (the SDK's lazily loaded parts, endpoint resolution, signing, the HTTP
-      // handler): one request run through the client's middleware with its signal already aborted, which the HTTP
-      // handler rejects before anything is sent. Not a table operation: nothing reaches DynamoDB.
-      const aborted = new AbortController();
-      aborted.abort();
-      return this.client.send(new DescribeEndpointsCommand({}), { abortSignal: aborted.signal });
-    }).then(() => undefined, () => undefined);
   }
 
   /** A deadline `requestTimeoutMs` from now, for one read or several sharing one budget. */

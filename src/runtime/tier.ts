@@ -18,12 +18,15 @@ import type { ItemReader, TableItemReader } from './store';
  * The version of {@link TierDeps} and {@link AttachedTier}. The reader layer's tier is built with the layer, the core
  * with the function: a layer whose number differs is not used (one log line; reads go to the table), never called.
  */
-export const TIER_PROTOCOL = 1;
+export const TIER_PROTOCOL = 2;
 
 /** What the core gives a tier. */
 export interface TierDeps {
   readonly protocol: number;
-  /** The table reader the tier reads through on a miss (the core's: its errors are the core's). */
+  /**
+   * The table reader the tier reads through on a miss (the core's: its errors are the core's), with the SDK commands
+   * it sends (`commands`, since protocol 2: the tier warms their path before the cache can fail).
+   */
   readonly table: TableItemReader;
   readonly dynamoDB: DynamoDBClient;
   readonly options: ResolvedOptions;
@@ -47,8 +50,8 @@ export interface AttachedTier {
   /** Whether the client closes the L2 in `close()` (the one it built from the environment). */
   readonly owned: boolean;
   /**
-   * Once the read path exists: starts the epoch watch of a written-through L2 (`undefined` otherwise) and the table
-   * reader's warm-up after the L2's first connection. `onChecked` is told after every epoch check until when copies
+   * Once the read path exists: starts the epoch watch of a written-through L2 (`undefined` otherwise) and the warm-up
+   * of the table's request path after the L2's first connection. `onChecked` is told after every epoch check until when copies
    * may be served without one more.
    */
   start(path: ReadPath, catalog: Catalog, onChecked: (trustedUntil: number) => void): TierEpoch | undefined;

@@ -5,6 +5,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PromptCacheL2, PromptClient, PromptServingError } from '../../src/runtime';
+import { TIER_PROTOCOL } from '../../src/runtime/tier';
 
 const dynamoDBClient = new DynamoDBClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
 afterAll(() => dynamoDBClient.destroy());
@@ -52,7 +53,7 @@ describe('a reader layer of another release', () => {
       expect(lines).toHaveLength(1);
       const line = JSON.parse(lines[0]);
       expect(line.level).toBe('ERROR');
-      expect(line.message).toContain('speaks protocol 999 and this client 1: attach the layer of this client\'s cdk-prompt-serving version');
+      expect(line.message).toContain(`speaks protocol 999 and this client ${TIER_PROTOCOL}: attach the layer of this client's cdk-prompt-serving version`);
       expect(line.ReaderCacheUnavailable).toBe(1);
       await prompts.close();
     } finally {
