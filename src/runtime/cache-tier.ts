@@ -49,7 +49,8 @@ export function attachTier(store: PromptCacheL2, deps: TierDeps, owned: boolean)
       // L2's first connection is settled (not during it, which would slow this reader's start).
       const ready = store.ready;
       if (ready !== undefined) {
-        void withTimeout(() => ready.call(store), options.l2ConnectTimeoutMs).catch(() => undefined).then(() => warmTableReads(deps));
+        void withTimeout(() => ready.call(store), options.l2ConnectTimeoutMs).catch(() => undefined)
+          .then(() => warmTableReads(deps)).catch(() => undefined);
       }
       return epoch;
     },
@@ -107,17 +108,20 @@ const WARM_UP_ITEM = {
  */
 export async function warmTableReads(deps: Pick<TierDeps, 'dynamoDB' | 'table'>): Promise<number> {
   const { dynamoDB, table } = deps;
-  const commands = table.commands;
   const tableName = table.tableName;
-  const requests: [{ middlewareStack: { add(middleware: unknown, options: object): void } }, unknown][] = [
-    [new commands.GetItemCommand({ TableName: tableName, Key: WARM_UP_KEY }), { Item: WARM_UP_ITEM }],
-    [new commands.BatchGetItemCommand({ RequestItems: { [tableName]: { Keys: [WARM_UP_KEY, { ...WARM_UP_KEY, [SORT_KEY]: { S: 'v000001' } }] } } }),
-      { Responses: { [tableName]: [WARM_UP_ITEM] }, UnprocessedKeys: {} }],
+  const requests: [number, unknown][] = [
+    [0, { Item: WARM_UP_ITEM }],
+    [1, { Responses: { [tableName]: [WARM_UP_ITEM] }, UnprocessedKeys: {} }],
   ];
   let answered = 0;
-  for (const [command, answer] of requests) {
+  for (const [operation, answer] of requests) {
     try {
-      command.middlewareStack.add(cannedAnswer(JSON.stringify(answer)), { step: 'deserialize', priority: 'low', name: 'promptServingWarmUp' });
+      const [GetItem, BatchGetItem] = table.commands;
+      const command = operation === 0
+        ? new GetItem({ TableName: tableName, Key: WARM_UP_KEY })
+        : new BatchGetItem({ RequestItems: { [tableName]: { Keys: [WARM_UP_KEY, { ...WARM_UP_KEY, [SORT_KEY]: { S: 'v000001' } }] } } });
+      (command.middlewareStack as { add(middleware: unknown, options: object): void })
+        .add(cannedAnswer(JSON.stringify(answer)), { step: 'deserialize', priority: 'low', name: 'promptServingWarmUp' });
       await (dynamoDB.send as (command: unknown) => Promise<unknown>).call(dynamoDB, command);
       answered++;
     } catch {

@@ -202,10 +202,10 @@ export class TableItemReader implements ItemReader {
   private readonly deadlines: Deadlines;
 
   /**
-   * The SDK commands this reader sends, from the SDK copy of its client: the cache tier (loaded from the reader layer,
-   * which may resolve another copy of the SDK) warms their path with them (cache-tier.ts).
+   * The SDK commands this reader sends (`GetItem`, `BatchGetItem`), from the SDK copy of its client: the cache tier
+   * (loaded from the reader layer, which may resolve another copy of the SDK) warms their path with them (cache-tier.ts).
    */
-  readonly commands = { GetItemCommand, BatchGetItemCommand };
+  readonly commands = [GetItemCommand, BatchGetItemCommand] as const;
 
   constructor(
     private readonly client: DynamoDBClient,
