@@ -3,8 +3,9 @@
  * prompt" for ids that were never synced without any remote call. A filter has no false negatives, so an id
  * it rules out is certainly absent; a false positive (about 1 %) falls through to the table.
  */
+import type { Deadline } from './deadline';
 import type { Counters } from './stats';
-import type { Deadline, ItemReader } from './store';
+import type { ItemReader } from './store';
 import { bloomMightContain, catalogFault } from '../schema/catalog';
 import { ATTR_BLOOM, ATTR_BLOOM_BITS, ATTR_BLOOM_HASHES, ATTR_COUNT, ATTR_REVISION, CATALOG_ID, CURRENT } from '../schema/keys';
 

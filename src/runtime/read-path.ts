@@ -5,6 +5,7 @@
  * `staleIfErrorSeconds`, then the caller's fallback. A label read adds one step, its rollout (rollout-step.ts).
  */
 import type { Catalog } from './catalog';
+import type { Deadline } from './deadline';
 import { Entry } from './entry';
 import { PromptNotFoundError, PromptStoreError } from './errors';
 import type { PromptFallback } from './fallback';
@@ -17,7 +18,7 @@ import type { ResolvedOptions } from './resolved-options';
 import type { ServeMode } from './rollout';
 import type { RolloutStep } from './rollout-step';
 import type { Counters } from './stats';
-import type { Deadline, ItemReader, Loaded } from './store';
+import type { ItemReader, Loaded } from './store';
 import type { ReadTarget } from './target';
 
 /** A loaded entry and how the read that waited for it serves it (`hit`: a newer copy was already in memory). */

@@ -5,9 +5,10 @@
  * epoch's) and the readers' own fills (trusted only within `maxAgeSeconds` of their table read, stored for the L1
  * bound). The catalog goes through here too (`getItem` of `#catalog`), so a fleet cold start reads it from the L2.
  */
+import type { Deadline } from './deadline';
 import { PromptCacheL2, withTimeout } from './l2';
 import type { Counters } from './stats';
-import type { Deadline, ItemReader, Loaded, TableItemReader, Token } from './store';
+import type { ItemReader, Loaded, TableItemReader, Token } from './store';
 import { fromItem, Item } from '../schema/ddb-codec';
 import { parseVersionKey } from '../schema/keys';
 import {
