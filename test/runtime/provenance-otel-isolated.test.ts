@@ -19,7 +19,7 @@ afterAll(() => {
 });
 
 const entry = `
-import { otelReadAttributes } from ${JSON.stringify(path.join(root, 'src/runtime/provenance.ts'))};
+import { otelReadAttributes } from ${JSON.stringify(path.join(root, 'src/runtime/read-hooks.ts'))};
 const hook = otelReadAttributes();
 let attributes = null;
 if (hook) {
