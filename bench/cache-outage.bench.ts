@@ -20,7 +20,8 @@
  *
  * Tracing: `OUTAGE_TRACE=1` also lists each tiered reader's outage reads slower than 300 ms by phase, with its breaker
  * probes, connection attempts and event-loop stalls (a 10 ms interval more than 60 ms late); `OUTAGE_PROFILE_DIR=dir`
- * has the first two readers of each fleet write a CPU profile of their load into `dir`.
+ * has the first two readers of each fleet write a CPU profile of their load into `dir`. `OUTAGE_TABLE=memo` answers
+ * repeated table reads from the proxies' memory (see {@link MEMO_TABLE}).
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -48,6 +49,12 @@ const STREAM_POLL_MS = 250;
 const BEFORE_MS = 4000;
 const AFTER_MS = 6000;
 const PAUSE_MS = 100;
+/**
+ * `OUTAGE_TABLE=memo`: each proxy answers a read it has answered before from memory (the prompts do not change during
+ * the run), so the table answers at once and the same for both fleets: what is left is the readers' own cost, not
+ * DynamoDB Local's (one Java process on the same cores as both fleets). Reads are still counted.
+ */
+const MEMO_TABLE = process.env.OUTAGE_TABLE === 'memo';
 
 /** The reader: `new PromptClient()` (defaults). `load` reads every prompt past memory, round after round. */
 const READER = `
@@ -147,9 +154,10 @@ export const handler = async (event) => {
 };
 `;
 
-/** Counts table reads (GetItem, each key of a BatchGetItem) on their way to DynamoDB Local. */
+/** Counts table reads (GetItem, each key of a BatchGetItem) on their way to DynamoDB Local (answered from memory with `OUTAGE_TABLE=memo`). */
 async function countingProxy(target: string): Promise<{ endpoint: string; reads: number[]; close(): Promise<void> }> {
   const reads: number[] = [];
+  const memo = new Map<string, { status: number; headers: http.IncomingHttpHeaders; body: Buffer }>();
   const upstream = new URL(target);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const server = http.createServer((req, res) => {
@@ -163,10 +171,27 @@ async function countingProxy(target: string): Promise<{ endpoint: string; reads:
         const input = JSON.parse(body.toString());
         for (const r of Object.values(input.RequestItems as Record<string, { Keys: any[] }>)) for (const _ of r.Keys) reads.push(Date.now());
       }
+      const memoKey = MEMO_TABLE && (op === 'GetItem' || op === 'BatchGetItem') ? `${op}\u0000${body.toString()}` : undefined;
+      const held = memoKey === undefined ? undefined : memo.get(memoKey);
+      if (held !== undefined) {
+        res.writeHead(held.status, held.headers);
+        res.end(held.body);
+        return;
+      }
       const options = { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent };
       const out = http.request(options, (up) => {
         res.writeHead(up.statusCode ?? 500, up.headers);
-        up.pipe(res);
+        if (memoKey === undefined || up.statusCode !== 200) {
+          up.pipe(res);
+          return;
+        }
+        const parts: Buffer[] = [];
+        up.on('data', (d: Buffer) => parts.push(d));
+        up.on('end', () => {
+          const answer = Buffer.concat(parts);
+          memo.set(memoKey, { status: 200, headers: up.headers, body: answer });
+          res.end(answer);
+        });
       });
       out.on('error', () => { res.statusCode = 502; res.end(); });
       out.end(body);
@@ -334,7 +359,7 @@ async function main(): Promise<void> {
 
     const out: string[] = [];
     out.push(`### The cache ${MODE === 'kill' ? 'SIGKILLed, then restarted empty' : 'SIGSTOPped (a silent host), then SIGCONTed'} after ${s(upAt - downAt)}: ${READERS} + ${READERS} reader processes × ${PROMPTS} prompts`, '');
-    out.push(`Each read drops the prompt's in-process copy first (\`invalidate(id)\`), so every read goes past memory; rounds every ${PAUSE_MS} ms; both fleets read at the same time, default settings.`, '');
+    out.push(`Each read drops the prompt's in-process copy first (\`invalidate(id)\`), so every read goes past memory; rounds every ${PAUSE_MS} ms; both fleets read at the same time, default settings${MEMO_TABLE ? '; the table answered from the proxies\' memory after each read\'s first (`OUTAGE_TABLE=memo`)' : ''}.`, '');
     out.push('| window | reads | failed | served from the L2 | p50 | p99 | max | p99 ÷ L2 off p99 |', '|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const pair of [before, firstSecond, during]) {
       for (const r of pair) out.push(`| ${r.label} | ${r.n} | ${r.failed} | ${r.l2} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r === pair[0] && r.p99 !== undefined && pair[1].p99 ? `${(r.p99 / pair[1].p99).toFixed(2)}×` : ''} |`);
