@@ -89,8 +89,12 @@ async function revalidate(path: ReadPath, catalog: Catalog, reader: CacheFirstRe
   counters.epochMoves++; // counted once every copy was re-validated
 }
 
-/** The key the warm-up's requests name (never sent: a reserved id, which no prompt has). */
-const WARM_UP_KEY = { [PARTITION_KEY]: { S: '#warm-up' }, [SORT_KEY]: { S: CURRENT } };
+/**
+ * The id the warm-up's requests name (never sent: a reserved id, which no prompt has). SDK middleware on a cache
+ * reader's client sees one `GetItem` and one `BatchGetItem` of it at start-up, answered inside the process.
+ */
+export const WARM_UP_PROMPT_ID = '#warm-up';
+const WARM_UP_KEY = { [PARTITION_KEY]: { S: WARM_UP_PROMPT_ID }, [SORT_KEY]: { S: CURRENT } };
 /** A pointer-shaped item in DynamoDB's JSON, so the warm-up deserializes the attribute types a read does. */
 const WARM_UP_ITEM = {
   ...WARM_UP_KEY, v: { N: '2' }, on: { BOOL: true }, tags: { L: [{ S: 'a' }] }, vars: { M: { x: { S: 'y' } } }, none: { NULL: true },
