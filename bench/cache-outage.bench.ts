@@ -50,11 +50,13 @@ const BEFORE_MS = 4000;
 const AFTER_MS = 6000;
 const PAUSE_MS = 100;
 /**
- * `OUTAGE_TABLE=memo`: each proxy answers a read it has answered before from memory (the prompts do not change during
+ * `OUTAGE_TABLE=memo`: the proxies answer a read either has answered before from memory (the prompts do not change during
  * the run), so the table answers at once and the same for both fleets: what is left is the readers' own cost, not
  * DynamoDB Local's (one Java process on the same cores as both fleets). Reads are still counted.
  */
 const MEMO_TABLE = process.env.OUTAGE_TABLE === 'memo';
+/** The answers both proxies remember (`OUTAGE_TABLE=memo`), shared: the L2-off fleet has read every key before the outage. */
+const memo = new Map<string, { status: number; headers: http.IncomingHttpHeaders; body: Buffer }>();
 
 /** The reader: `new PromptClient()` (defaults). `load` reads every prompt past memory, round after round. */
 const READER = `
@@ -157,7 +159,6 @@ export const handler = async (event) => {
 /** Counts table reads (GetItem, each key of a BatchGetItem) on their way to DynamoDB Local (answered from memory with `OUTAGE_TABLE=memo`). */
 async function countingProxy(target: string): Promise<{ endpoint: string; reads: number[]; close(): Promise<void> }> {
   const reads: number[] = [];
-  const memo = new Map<string, { status: number; headers: http.IncomingHttpHeaders; body: Buffer }>();
   const upstream = new URL(target);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const server = http.createServer((req, res) => {
