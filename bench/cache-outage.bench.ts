@@ -18,16 +18,20 @@
  * client's `send`), the time from the cache's return until each reader's L2 hits resume (p50/p99 across processes),
  * and the tiered fleet's table reads per second before, during and after the outage.
  *
- * Tracing: `OUTAGE_TRACE=1` also lists each tiered reader's outage reads slower than 300 ms by phase, with its breaker
- * probes, connection attempts and event-loop stalls (a 10 ms interval more than 60 ms late); `OUTAGE_PROFILE_DIR=dir`
+ * Each fleet reads the table through a counting proxy on a thread of its own (see {@link PROXY}). Also printed: the
+ * breaker's steady state (the outage's reads after each tiered reader's first, the one that meets the dead cache).
+ *
+ * Tracing: `OUTAGE_TRACE=1` also lists each tiered reader's first outage read and those slower than 300 ms by phase,
+ * with the reader's CPU time meanwhile (in the table request apart), its breaker probes, connection attempts, HTTP
+ * request steps (new or reused socket, connected, sent, answered) and event-loop stalls (a 10 ms interval more than
+ * 60 ms late), and when the proxies accepted connections; `OUTAGE_PROFILE_DIR=dir`
  * has the first two readers of each fleet write a CPU profile of their load into `dir`. `OUTAGE_TABLE=memo` answers
  * repeated table reads from the proxies' memory (see {@link MEMO_TABLE}).
  */
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { CURRENT, Env, l2AccessRules, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../src/schema';
@@ -55,8 +59,6 @@ const PAUSE_MS = 100;
  * DynamoDB Local's (one Java process on the same cores as both fleets). Reads are still counted.
  */
 const MEMO_TABLE = process.env.OUTAGE_TABLE === 'memo';
-/** The answers both proxies remember (`OUTAGE_TABLE=memo`), shared: the L2-off fleet has read every key before the outage. */
-const memo = new Map<string, { status: number; headers: http.IncomingHttpHeaders; body: Buffer }>();
 
 /** The reader: `new PromptClient()` (defaults). `load` reads every prompt past memory, round after round. */
 const READER = `
@@ -72,8 +74,8 @@ const send = DynamoDBClient.prototype.send;
 DynamoDBClient.prototype.send = function (...args) {
   const started = performance.now();
   const read = current;
-  if (read !== undefined && read.tableAt < 0) read.tableAt = started - read.t;
-  return send.apply(this, args).finally(() => { if (read === current) phase('tableEnd', started); });
+  if (read !== undefined && read.tableAt < 0) { read.tableAt = started - read.t; read.cpuAtTable = process.cpuUsage(); }
+  return send.apply(this, args).finally(() => { if (read === current) { phase('tableEnd', started); read.cpuTable = process.cpuUsage(read.cpuAtTable); } });
 };
 let adapter;
 try { adapter = createRequire(typeof __filename === 'string' ? __filename : process.cwd() + '/index.js')('cdk-prompt-serving-cache'); } catch {}
@@ -100,6 +102,24 @@ if (adapter !== undefined) {
   }
 }
 const events = [];
+// HTTP trace (OUTAGE_TRACE): each table request's steps (created, socket assigned (new or reused), connected, sent, response).
+{
+  const http = createRequire(typeof __filename === 'string' ? __filename : process.cwd() + '/index.js')('node:http');
+  const request = http.request;
+  http.request = function (...args) {
+    const req = request.apply(this, args);
+    const t0 = performance.now();
+    const mark = (what) => events.push([Date.now(), what, performance.now() - t0]);
+    mark('http.req');
+    req.on('socket', (sock) => {
+      mark(sock.connecting ? 'http.newsock' : 'http.reused');
+      if (sock.connecting) sock.once('connect', () => mark('http.conn'));
+    });
+    req.on('finish', () => mark('http.sent'));
+    req.on('response', () => mark('http.resp'));
+    return req;
+  };
+}
 // Event-loop stalls (OUTAGE_TRACE): a 10 ms interval that ran more than 60 ms late.
 let last = performance.now();
 setInterval(() => { const now = performance.now(); if (now - last > 70) events.push([Date.now(), 'stall', now - last - 10]); last = now; }, 10).unref();
@@ -131,6 +151,7 @@ export const handler = async (event) => {
         const hits = prompts.stats().l2Hits;
         const at = Date.now();
         const t = performance.now();
+        const cpu = process.cpuUsage();
         let failed = 0;
         current = { t, l2End: 0, tableAt: -1, tableEnd: 0 };
         try { await prompts.getPrompt(id); } catch (e) { failed = 1; const m = String(e && e.name) + ': ' + String(e && e.message).slice(0, 120); errors[m] = (errors[m] || 0) + 1; }
@@ -140,7 +161,9 @@ export const handler = async (event) => {
         // Phases: L2 calls, waits before the table request (L2 calls included), the table request, after it.
         const beforeTable = c.tableAt < 0 ? took : c.tableAt;
         const table = c.tableAt < 0 ? 0 : Math.max(0, c.tableEnd - c.tableAt);
-        reads.push([at, took, prompts.stats().l2Hits > hits ? 1 : 0, failed, c.l2End, beforeTable, table, took - beforeTable - table]);
+        const used = process.cpuUsage(cpu);
+        const ms = (u) => (u === undefined ? 0 : (u.user + u.system) / 1000);
+        reads.push([at, took, prompts.stats().l2Hits > hits ? 1 : 0, failed, c.l2End, beforeTable, table, took - beforeTable - table, ms(used), ms(c.cpuTable)]);
       }
       await sleep(event.pauseMs);
     }
@@ -156,25 +179,46 @@ export const handler = async (event) => {
 };
 `;
 
-/** Counts table reads (GetItem, each key of a BatchGetItem) on their way to DynamoDB Local (answered from memory with `OUTAGE_TABLE=memo`). */
-async function countingProxy(target: string): Promise<{ endpoint: string; reads: number[]; close(): Promise<void> }> {
-  const reads: number[] = [];
-  const upstream = new URL(target);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (d: Buffer) => chunks.push(d));
+/**
+ * The counting proxies' code, run on a worker thread of their own: counts table reads (GetItem, each key of a
+ * BatchGetItem) on their way to DynamoDB Local, answered from memory with `OUTAGE_TABLE=memo` (one memory for all the
+ * proxies). Not on the harness's event loop: a Node server accepts one connection per turn of its loop, and the
+ * harness's loop (the stream poller, the calls of 2 × `readers` processes) turns every 60–150 ms while the fleets run,
+ * so readers opening their first table connection at the same moment (the cache tier's readers, when the cache fails)
+ * would wait in line for the stand-in, which DynamoDB's endpoints never make them do.
+ */
+const PROXY = `
+const http = require('node:http');
+const { parentPort, workerData } = require('node:worker_threads');
+const { target, count, memoTable } = workerData;
+// This thread only (on Linux a thread has its own nice value), when allowed (root): the stand-in's endpoint answers as
+// one on other hosts would, not after its turn among 2 × readers processes on the same cores.
+try { require('node:os').setPriority(0, -15); } catch {}
+const upstream = new URL(target);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const memo = new Map();
+const proxies = [];
+for (let i = 0; i < count; i++) {
+  // reads: when each key was read; served: [arrival, answered from memory, ms]; accepted: [at, ms until its first bytes]
+  const proxy = { reads: [], served: [], accepted: [] };
+  proxy.server = http.createServer((req, res) => {
+    const arrived = Date.now();
+    let hit = 0;
+    res.on('finish', () => proxy.served.push([arrived, hit, Date.now() - arrived]));
+    const chunks = [];
+    req.on('data', (d) => chunks.push(d));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const op = String(req.headers['x-amz-target'] ?? '').split('.')[1];
-      if (op === 'GetItem') reads.push(Date.now());
+      if (op === 'GetItem') proxy.reads.push(Date.now());
       if (op === 'BatchGetItem') {
         const input = JSON.parse(body.toString());
-        for (const r of Object.values(input.RequestItems as Record<string, { Keys: any[] }>)) for (const _ of r.Keys) reads.push(Date.now());
+        for (const r of Object.values(input.RequestItems)) for (const _ of r.Keys) proxy.reads.push(Date.now());
       }
-      const memoKey = MEMO_TABLE && (op === 'GetItem' || op === 'BatchGetItem') ? `${op}\u0000${body.toString()}` : undefined;
+      const memoKey = memoTable && (op === 'GetItem' || op === 'BatchGetItem') ? op + '\\u0000' + body.toString() : undefined;
       const held = memoKey === undefined ? undefined : memo.get(memoKey);
       if (held !== undefined) {
+        hit = 1;
         res.writeHead(held.status, held.headers);
         res.end(held.body);
         return;
@@ -186,8 +230,8 @@ async function countingProxy(target: string): Promise<{ endpoint: string; reads:
           up.pipe(res);
           return;
         }
-        const parts: Buffer[] = [];
-        up.on('data', (d: Buffer) => parts.push(d));
+        const parts = [];
+        up.on('data', (d) => parts.push(d));
         up.on('end', () => {
           const answer = Buffer.concat(parts);
           memo.set(memoKey, { status: 200, headers: up.headers, body: answer });
@@ -198,14 +242,54 @@ async function countingProxy(target: string): Promise<{ endpoint: string; reads:
       out.end(body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  proxy.server.on('connection', (sock) => {
+    const at = Date.now();
+    sock.once('data', () => proxy.accepted.push([at, Date.now() - at]));
+  });
+  proxies.push(proxy);
+}
+Promise.all(proxies.map((p) => new Promise((resolve) => p.server.listen(0, '127.0.0.1', resolve)))).then(() => {
+  parentPort.postMessage({ ports: proxies.map((p) => p.server.address().port) });
+});
+parentPort.on('message', (m) => {
+  if (m === 'collect') parentPort.postMessage({ collected: proxies.map(({ reads, served, accepted }) => ({ reads, served, accepted })) });
+  if (m === 'close') {
+    for (const p of proxies) p.server.closeAllConnections();
+    agent.destroy();
+    Promise.all(proxies.map((p) => new Promise((resolve) => p.server.close(resolve)))).then(() => process.exit(0));
+  }
+});
+`;
+
+/** What a proxy saw: when each key was read, each request's [arrival, answered from memory, ms], each connection's [accepted, ms until its first bytes]. */
+type ProxyLog = { reads: number[]; served: [number, number, number][]; accepted: [number, number][] };
+
+type Proxies = { endpoints: string[]; collect(): Promise<ProxyLog[]>; close(): Promise<void> };
+
+/** `count` counting proxies in front of `target`, on one worker thread (see {@link PROXY}). */
+async function countingProxies(target: string, count: number): Promise<Proxies> {
+  const worker = new Worker(PROXY, { eval: true, workerData: { target, count, memoTable: MEMO_TABLE } });
+  const next = <T>(key: string) => new Promise<T>((resolve, reject) => {
+    const onMessage = (m: Record<string, T>) => {
+      if (!(key in m)) return;
+      worker.off('message', onMessage);
+      resolve(m[key]);
+    };
+    worker.on('message', onMessage);
+    worker.once('error', reject);
+  });
+  const ports = await next<number[]>('ports');
   return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    reads,
+    endpoints: ports.map((port) => `http://127.0.0.1:${port}`),
+    collect: () => {
+      const collected = next<ProxyLog[]>('collected');
+      worker.postMessage('collect');
+      return collected;
+    },
     close: async () => {
-      server.closeAllConnections();
-      agent.destroy();
-      await new Promise((resolve) => server.close(() => resolve(undefined)));
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.postMessage('close');
+      await exited;
     },
   };
 }
@@ -249,8 +333,9 @@ async function main(): Promise<void> {
     { name: invalidationFn.environment[Env.cacheUser] as string, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_WRITER_COMMANDS)}` },
   ];
   let cache: RedisServer = await startRedisServer({ tls: true, cluster: true, users });
-  const tieredProxy = await countingProxy(ddb.endpoint);
-  const plainProxy = await countingProxy(ddb.endpoint);
+  // One memory for both proxies (`OUTAGE_TABLE=memo`): the L2-off fleet has read every key before the outage.
+  const proxies = await countingProxies(ddb.endpoint, 2);
+  const [tieredEndpoint, plainEndpoint] = proxies.endpoints;
   const readerAsset = await bundleReader();
   const refs = (logicalId: string, attribute?: string) => {
     if (logicalId.startsWith('PromptsTable')) return table;
@@ -301,15 +386,16 @@ async function main(): Promise<void> {
         AWS_ENDPOINT_URL_DYNAMODB: endpoint,
         ...(i + k < 2 && process.env.OUTAGE_PROFILE_DIR ? { OUTAGE_PROFILE_DIR: process.env.OUTAGE_PROFILE_DIR } : {}),
       });
-      tiered.push(...await Promise.all(Array.from({ length: n }, (_, k) => start(tieredFn, env(tieredProxy.endpoint, k)))));
-      plain.push(...await Promise.all(Array.from({ length: n }, (_, k) => start(plainFn, env(plainProxy.endpoint, k)))));
+      tiered.push(...await Promise.all(Array.from({ length: n }, (_, k) => start(tieredFn, env(tieredEndpoint, k)))));
+      plain.push(...await Promise.all(Array.from({ length: n }, (_, k) => start(plainFn, env(plainEndpoint, k)))));
     }
     for (let i = 0; i < READERS; i += 10) await Promise.all([...tiered.slice(i, i + 10), ...plain.slice(i, i + 10)].map((p) => p.call({ op: 'start', ids })));
 
-    /** A read: [start (epoch ms), ms taken, L2 hit, failed, L2 calls' end, before the table request, the table request, after it] (ms from its start). */
-    type Read = [number, number, number, number, number, number, number, number];
+    /** A read: [start (epoch ms), ms taken, L2 hit, failed, L2 calls' end, before the table request, the table request, after it] (ms from its start), and the reader's CPU ms meanwhile. */
+    type Read = [number, number, number, number, number, number, number, number, number, number];
     type Loaded = { reads: Read[]; errors: Record<string, number>; stats: any; events: [number, string, number][] };
     const durationMs = BEFORE_MS + OUTAGE_MS + AFTER_MS;
+
     const loads = [...tiered, ...plain].map((p) => p.call<Loaded>({ op: 'load', ids, durationMs, pauseMs: PAUSE_MS }));
     await new Promise((resolve) => setTimeout(resolve, BEFORE_MS));
     const downAt = Date.now();
@@ -332,6 +418,7 @@ async function main(): Promise<void> {
     const upAt = Date.now();
     const loaded = await Promise.all(loads);
     const loadAtEnd = os.loadavg();
+    const [tieredProxy, plainProxy] = await proxies.collect();
     const tieredLoads = loaded.slice(0, READERS);
     const plainLoads = loaded.slice(READERS);
 
@@ -362,7 +449,11 @@ async function main(): Promise<void> {
     out.push(`### The cache ${MODE === 'kill' ? 'SIGKILLed, then restarted empty' : 'SIGSTOPped (a silent host), then SIGCONTed'} after ${s(upAt - downAt)}: ${READERS} + ${READERS} reader processes × ${PROMPTS} prompts`, '');
     out.push(`Each read drops the prompt's in-process copy first (\`invalidate(id)\`), so every read goes past memory; rounds every ${PAUSE_MS} ms; both fleets read at the same time, default settings${MEMO_TABLE ? '; the table answered from the proxies\' memory after each read\'s first (`OUTAGE_TABLE=memo`)' : ''}.`, '');
     out.push('| window | reads | failed | served from the L2 | p50 | p99 | max | p99 ÷ L2 off p99 |', '|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const pair of [before, firstSecond, during]) {
+    // The breaker's steady state: each tiered reader's outage reads after its first (which meets the silent or dead
+    // cache, opens the breaker and is that process's first table request), against the same L2-off window.
+    const afterFirst = tieredLoads.flatMap((l) => l.reads.filter(([at]) => at >= downAt && at < upAt).slice(1));
+    const breakerOpen = [row('with the cache tier, cache down, each reader\'s first outage read left out', afterFirst), row('L2 off (same window)', window(plainLoads, downAt, upAt))];
+    for (const pair of [before, firstSecond, during, breakerOpen]) {
       for (const r of pair) out.push(`| ${r.label} | ${r.n} | ${r.failed} | ${r.l2} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r === pair[0] && r.p99 !== undefined && pair[1].p99 ? `${(r.p99 / pair[1].p99).toFixed(2)}×` : ''} |`);
     }
     // Where the slowest reads of the outage spent their time (the reads at or above each fleet's p99).
@@ -377,11 +468,19 @@ async function main(): Promise<void> {
     if (process.env.OUTAGE_TRACE) {
       // Each tiered process's reads slower than 300 ms in the outage: offset from the outage's start, ms, phases.
       tieredLoads.forEach((l, i) => {
-        const slow = l.reads.filter(([at, took]) => at >= downAt && at < upAt && took > 300);
-        if (slow.length) out.push(`- reader ${i}: ${slow.map((r) => `+${r[0] - downAt}:${r[1].toFixed(0)}(l2 ${r[4].toFixed(0)}, pre ${r[5].toFixed(0)}, ddb ${r[6].toFixed(0)}, post ${r[7].toFixed(0)})`).join(' ')}`);
+        const slow = l.reads.filter(([at, took], k, all) => at >= downAt && at < upAt && (took > 300 || (k > 0 && all[k - 1][0] < downAt)));
+        if (slow.length) out.push(`- reader ${i}: ${slow.map((r) => `+${r[0] - downAt}:${r[1].toFixed(0)}(l2 ${r[4].toFixed(0)}, pre ${r[5].toFixed(0)}, ddb ${r[6].toFixed(0)}, post ${r[7].toFixed(0)}, cpu ${r[8].toFixed(1)}, of which in the table request ${r[9].toFixed(1)})`).join(' ')}`);
         const events = l.events.filter(([at]) => at >= downAt - 200 && at < downAt + 2000);
         if (events.length) out.push(`  - events: ${events.map(([at, what, took]) => `+${at - downAt} ${what} ${took.toFixed(0)}`).join(', ')}`);
       });
+      const cpu = (rows: Read[]) => `p50 ${pct(rows.map((r) => r[8]), 0.5)?.toFixed(1)}, p99 ${pct(rows.map((r) => r[8]), 0.99)?.toFixed(1)} ms (${rows.length} reads)`;
+      const firsts = tieredLoads.flatMap((l) => l.reads.filter(([at], k, all) => at >= downAt && k > 0 && all[k - 1][0] < downAt));
+      out.push(`- CPU per read in the outage: with the cache tier ${cpu(window(tieredLoads, downAt, upAt))}; its readers' first outage read ${cpu(firsts)}; L2 off ${cpu(window(plainLoads, downAt, upAt))}`);
+      for (const [label, proxy] of [['tiered', tieredProxy], ['L2 off', plainProxy]] as const) {
+        const w = proxy.served.filter(([at]) => at >= downAt - 200 && at < downAt + 1500);
+        out.push(`- ${label} proxy, -200..+1500 ms: ${w.length} requests, ${w.filter(([, h]) => !h).length} memo misses; served in p50 ${pct(w.map((x) => x[2]), 0.5)} ms, max ${Math.max(0, ...w.map((x) => x[2]))} ms; arrivals per 100 ms: ${Array.from({ length: 17 }, (_, k) => w.filter(([at]) => at >= downAt - 200 + k * 100 && at < downAt - 100 + k * 100).length).join(' ')}`);
+      }
+      out.push(`- tiered proxy connections accepted -200..+2000 (+at: ms to first data): ${tieredProxy.accepted.filter(([at]) => at >= downAt - 200 && at < downAt + 2000).map(([at, d]) => `+${at - downAt}:${d}`).join(' ')}`);
       plainLoads.slice(0, 5).forEach((l, i) => {
         const events = l.events.filter(([at]) => at >= downAt - 200 && at < downAt + 2000);
         out.push(`- L2 off reader ${i} events: ${events.map(([at, what, took]) => `+${at - downAt} ${what} ${took.toFixed(0)}`).join(', ')}`);
@@ -405,8 +504,7 @@ async function main(): Promise<void> {
     if (MODE === 'stop') cache.process.kill('SIGCONT');
     for (const p of started) await p.stop().catch(() => undefined);
     await cache.stop().catch(() => undefined);
-    await tieredProxy.close().catch(() => undefined);
-    await plainProxy.close().catch(() => undefined);
+    await proxies.close().catch(() => undefined);
     admin.destroy();
     await ddb.stop();
     synth.cleanup();
