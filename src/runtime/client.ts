@@ -99,7 +99,13 @@ export class PromptClient {
     const dynamoDB = options.dynamoDBClient ?? new DynamoDBClient({ maxAttempts: 1 });
     const table = new TableItemReader(dynamoDB, this.options.tableName, this.options.requestTimeoutMs, this.options.maxAttempts, this.counters);
     const deps: TierDeps = {
-      protocol: TIER_PROTOCOL, table, dynamoDB, options: this.options, counters: this.counters, error: (m) => new PromptServingError(m),
+      protocol: TIER_PROTOCOL,
+      table,
+      dynamoDB,
+      ownClient: options.dynamoDBClient === undefined,
+      options: this.options,
+      counters: this.counters,
+      error: (m) => new PromptServingError(m),
     };
     const l2 = options.l2;
     if (l2 !== undefined && typeof l2.attach !== 'function') {

@@ -29,6 +29,11 @@ export interface TierDeps {
    */
   readonly table: TableItemReader;
   readonly dynamoDB: DynamoDBClient;
+  /**
+   * Whether `dynamoDB` is the client the core made itself (no `dynamoDBClient` option): its HTTP handler is the SDK's
+   * default, which the tier's warm-up may run against a server inside the process. Absent from a core before it.
+   */
+  readonly ownClient?: boolean;
   readonly options: ResolvedOptions;
   readonly counters: Counters;
   /** The core's error for bad input (a cache environment variable out of its range), so `instanceof` holds. */

@@ -1,10 +1,10 @@
-import { WARM_UP_PROMPT_ID } from '../../src/runtime/cache-tier';
+import { WARM_UP_PROMPT_ID } from '../../src/runtime/table-warm-up';
 
 /**
  * Counts AWS SDK v3 commands sent by a client, by command name, with a middleware (no mocks: the calls
  * still reach the real DynamoDB Local / Bedrock stand-in).
  *
- * The cache tier's table warm-up (src/runtime/cache-tier.ts, `warmTableReads`) runs a `GetItem` and a `BatchGetItem`
+ * The cache tier's table warm-up (src/runtime/table-warm-up.ts, `warmTableReads`) runs a `GetItem` and a `BatchGetItem`
  * naming the reserved id {@link WARM_UP_PROMPT_ID} through a cache reader's client, answered inside the process:
  * nothing is sent, so they are counted apart ({@link CallCounter.warmUps}), not as table reads.
  */
