@@ -24,7 +24,7 @@ import { STREAM_FILTER_PATTERN } from '../../src/invalidation/filter';
 import { ValkeyWriter } from '../../src/invalidation/valkey-writer';
 import { Log, writeThrough } from '../../src/invalidation/write-through';
 import { cacheTier, PromptClient, PromptNotFoundError } from '../../src/runtime';
-import { ValkeyL2 } from '../../src/runtime/valkey';
+import { L2UnavailableError, ValkeyL2 } from '../../src/runtime/valkey';
 import {
   Attr, bloomBuild, bloomMightContain, bloomParameters, CATALOG_ID, checksum, CURRENT, decodeStreamValue, epochIncarnation, l2EpochKey,
   l2FillPattern, l2ItemKey, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS, PARTITION_KEY, SORT_KEY, STATUS_ACTIVE, STATUS_DELETED,
@@ -104,7 +104,9 @@ export class World {
       cluster: true,
       users: [{ name: READER, password: 'unused', rules: readerRules }, { name: WRITER, password: 'unused', rules: writerRules }],
     });
-    return new World(cache);
+    const world = new World(cache);
+    await world.writerAnswers();
+    return world;
   }
 
   readonly admin: DynamoDBClient = localDynamoDBClient();
@@ -140,9 +142,26 @@ export class World {
       cluster: true,
       username: user,
       password: 'unused',
-      connectTimeoutMs: 2000,
+      connectTimeoutMs: 5000,
       commandTimeoutMs: 2000,
     });
+  }
+
+  /**
+   * Waits (at most 30 s) until the writer connection answers: its first TLS cluster connection can outlast its
+   * connect timeout on a loaded machine, and the writer then backs off before trying again, failing calls meanwhile.
+   */
+  async writerAnswers(): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        await this.writer.get(l2EpochKey('conv-probe'));
+        return;
+      } catch (err) {
+        if (!(err instanceof L2UnavailableError) || Date.now() > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
   }
 
   /** The Python reader's answers for `ids` of `table`. */
@@ -205,6 +224,7 @@ export class Case {
   }
 
   async create(): Promise<void> {
+    await this.world.writerAnswers();
     const admin = this.world.admin;
     await admin.send(new CreateTableCommand({
       TableName: this.table,
@@ -385,6 +405,7 @@ export class Case {
    * incarnation is the row itself; for a row the table does not hold, no such value says otherwise.
    */
   private async l2Problems(): Promise<string[]> {
+    await this.world.writerAnswers();
     const epoch = await this.world.writer.get(l2EpochKey(this.table));
     const incarnation = epochIncarnation(epoch);
     const problems: string[] = [];
