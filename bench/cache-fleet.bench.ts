@@ -5,7 +5,7 @@
  * (test/support/as-deployed.ts) and fed from DynamoDB Local's stream the way the template's event source mapping
  * reads it (polled 4 times a second, as Lambda polls a shard), a TLS cluster-mode redis-server with the template's
  * ACL users. Every reader runs at the DEFAULT client settings. Table reads are counted by a proxy in front of
- * DynamoDB Local (every reader's AWS_ENDPOINT_URL_DYNAMODB), per key.
+ * DynamoDB Local (every reader's AWS_ENDPOINT_URL_DYNAMODB), per key, on a thread of its own (bench/support/counting-proxy.ts).
  *
  *   npx projen bundle && npx tsx bench/cache-fleet.bench.ts [readers=50] [prompts=20] [phases=cold,change,kill]
  *
@@ -17,13 +17,12 @@
  * Prints a markdown report (docs/BENCHMARKS.md "Cache tier (fleet)"). About two minutes on 2 cores.
  */
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { CATALOG_ID, CURRENT, Env, l2AccessRules, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../src/schema';
+import { countingProxies, ProxyRead } from './support/counting-proxy';
 import { buildReadmeApp, prepareReaderApp } from '../test/deployed/readme-app';
 import { createStreamTable } from '../test/invalidation/cache-fixture';
 import { publish, textContent, writeCatalog } from '../test/runtime/fixtures';
@@ -80,43 +79,6 @@ export const handler = async (event) => {
 };
 `;
 
-/** Counts table reads per key (GetItem, and each key of a BatchGetItem) on their way to DynamoDB Local. */
-async function countingProxy(target: string): Promise<{ endpoint: string; reads: { key: string; at: number }[]; close(): Promise<void> }> {
-  const reads: { key: string; at: number }[] = [];
-  const upstream = new URL(target);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (d: Buffer) => chunks.push(d));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const op = String(req.headers['x-amz-target'] ?? '').split('.')[1];
-      if (op === 'GetItem' || op === 'BatchGetItem') {
-        const input = JSON.parse(body.toString());
-        const keys = op === 'GetItem' ? [input.Key] : Object.values(input.RequestItems as Record<string, { Keys: any[] }>).flatMap((r) => r.Keys);
-        for (const k of keys) reads.push({ key: `${k.prompt_id.S}/${k.version.S}`, at: Date.now() });
-      }
-      const options = { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent };
-      const out = http.request(options, (up) => {
-        res.writeHead(up.statusCode ?? 500, up.headers);
-        up.pipe(res);
-      });
-      out.on('error', () => { res.statusCode = 502; res.end(); });
-      out.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    reads,
-    close: async () => {
-      server.closeAllConnections();
-      agent.destroy();
-      await new Promise((resolve) => server.close(() => resolve(undefined)));
-    },
-  };
-}
-
 const pct = (xs: number[], p: number): number | undefined => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
 const seconds = (ms: number | undefined) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(2)} s`);
 
@@ -154,7 +116,8 @@ async function main(): Promise<void> {
     { name: invalidationFn.environment[Env.cacheUser] as string, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_WRITER_COMMANDS)}` },
   ];
   let cache: RedisServer = await startRedisServer({ tls: true, cluster: true, users });
-  const proxy = await countingProxy(ddb.endpoint);
+  const proxies = await countingProxies(ddb.endpoint, 1);
+  const proxyEndpoint = proxies.endpoints[0];
   const readerAsset = await bundleReader();
   const refs = (logicalId: string, attribute?: string) => {
     if (logicalId.startsWith('PromptsTable')) return table;
@@ -163,7 +126,7 @@ async function main(): Promise<void> {
     if (logicalId.startsWith('PromptsCache')) return 'prompts-cache';
     return undefined;
   };
-  const extraEnv = () => ({ AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint, NODE_EXTRA_CA_CERTS: path.join(cache.certDir!, 'ca.crt') });
+  const extraEnv = () => ({ AWS_ENDPOINT_URL_DYNAMODB: proxyEndpoint, NODE_EXTRA_CA_CERTS: path.join(cache.certDir!, 'ca.crt') });
   const started: DeployedProcess[] = [];
   let polling = false;
   let pollLoop: Promise<void> = Promise.resolve();
@@ -177,7 +140,7 @@ async function main(): Promise<void> {
     for (const close of closers) await close();
     for (const p of started) await p.stop().catch(() => undefined);
     await cache.stop().catch(() => undefined);
-    await proxy.close().catch(() => undefined);
+    await proxies.close().catch(() => undefined);
     admin.destroy();
     await ddb.stop();
     synth.cleanup();
@@ -213,7 +176,7 @@ async function main(): Promise<void> {
     }
 
     const report: string[] = [];
-    const readsSince = (t: number) => proxy.reads.filter((r) => r.at >= t);
+    const readsSince = async (t: number): Promise<ProxyRead[]> => (await proxies.collect())[0].reads.filter((r) => r.at >= t);
     const perKey = (reads: { key: string }[]) => {
       const counts = new Map<string, number>();
       for (const r of reads) counts.set(r.key, (counts.get(r.key) ?? 0) + 1);
@@ -234,7 +197,7 @@ async function main(): Promise<void> {
       const fleet = await Promise.all(Array.from({ length: READERS }, () => start(fn, env)));
       fleets[label] = fleet;
       const results = await Promise.all(fleet.map((p) => p.call<{ ms: number; failed: number; preloadFailed: number; stats: any }>({ op: 'start', ids })));
-      const counts = perKey(readsSince(t0));
+      const counts = perKey(await readsSince(t0));
       // FLEET_DEBUG=1: the counters of every reader that read the table.
       if (process.env.FLEET_DEBUG) for (const r of results) if (r.stats.storeReads > 0) console.error(label, JSON.stringify(r.stats));
       const failed = results.reduce((n, r) => n + r.failed, 0);
@@ -242,7 +205,7 @@ async function main(): Promise<void> {
       const ms = results.map((r) => r.ms);
       const sum = (name: string) => results.reduce((n, r) => n + (r.stats[name] ?? 0), 0);
       const l2 = fn.layerDirs.length === 0 ? '—' : `${sum('l2Hits')} / ${sum('l2Misses')} / ${sum('l2Errors')}`;
-      report.push(`| ${label} | ${Math.max(0, ...counts.values())} (${CATALOG_ID}: ${counts.get(`${CATALOG_ID}/${CURRENT}`) ?? 0}) | ${readsSince(t0).length} | ${failed} (preloads that threw: ${preloadFailed}) | ${fn.layerDirs.length === 0 ? '—' : sum('l2Unavailable')} | ${l2} | ${seconds(pct(ms, 0.5))} / ${seconds(pct(ms, 0.99))} |`);
+      report.push(`| ${label} | ${Math.max(0, ...counts.values())} (${CATALOG_ID}: ${counts.get(`${CATALOG_ID}/${CURRENT}`) ?? 0}) | ${(await readsSince(t0)).length} | ${failed} (preloads that threw: ${preloadFailed}) | ${fn.layerDirs.length === 0 ? '—' : sum('l2Unavailable')} | ${l2} | ${seconds(pct(ms, 0.5))} / ${seconds(pct(ms, 0.99))} |`);
       if (label !== runs[1][0]) {
         for (const p of fleet) await p.stop(); // idle from here on: out of the way of the measured fleet
       }
@@ -269,7 +232,7 @@ async function main(): Promise<void> {
         Item: { ...current, version_number: { N: '2' }, text: { S: 'Prompt v2 {{x}}' }, revision: { N: String(Number(current.revision?.N ?? 1) + 1) } },
       }));
       const served = (await Promise.all(watch)).map((r) => (r.at === null ? Infinity : r.at - t0));
-      const causedReads = readsSince(t0).length;
+      const causedReads = (await readsSince(t0)).length;
       report.push('', `| a change at the source, ${READERS} reader processes, default settings (epoch poll 500 ms), stream polled every ${STREAM_POLL_MS} ms | p50 | p99 | max | readers that never served it (20 s) | table reads caused |`, '|---|---|---|---|---|---|');
       const finite = served.filter(Number.isFinite);
       report.push(`| with the cache tier: time from the table write until each reader serves it | ${seconds(pct(finite, 0.5))} | ${seconds(pct(finite, 0.99))} | ${seconds(Math.max(...finite))} | ${served.length - finite.length} | ${causedReads} |`);
@@ -304,7 +267,7 @@ async function main(): Promise<void> {
       const hitsBeforeKill = loaded.reduce((n, r) => n + (r.hits.filter(([t]) => t < killReadsFrom).at(-1)?.[1] ?? 0), 0);
       const window = loadStart + loadMs - restartedAt;
       report.push('', `| the cache SIGKILLed for 3 s under load (${READERS} readers reading ${PROMPTS} prompts every 100 ms, \`maxAgeSeconds=1\`, other settings default) | reads | failed reads | time from the restart until L2 hits resume p50 / p99 / max | readers whose L2 hits did not resume (within ${seconds(window)}) | L2 hits before the kill | table reads from the kill to the end |`, '|---|---|---|---|---|---|---|');
-      report.push(`| with the cache tier | ${loaded.reduce((n, r) => n + r.ok + r.failed, 0)} | ${loaded.reduce((n, r) => n + r.failed, 0)} | ${seconds(pct(resumed, 0.5))} / ${seconds(pct(resumed, 0.99))} / ${seconds(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} | ${hitsBeforeKill} | ${readsSince(killReadsFrom).length} |`);
+      report.push(`| with the cache tier | ${loaded.reduce((n, r) => n + r.ok + r.failed, 0)} | ${loaded.reduce((n, r) => n + r.failed, 0)} | ${seconds(pct(resumed, 0.5))} / ${seconds(pct(resumed, 0.99))} / ${seconds(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} | ${hitsBeforeKill} | ${(await readsSince(killReadsFrom)).length} |`);
 
       report.push('', `The cache was down ${seconds(downFor)} (SIGKILL, 3 s, then the restart, which took ${seconds(restartTook)} here).`);
     }

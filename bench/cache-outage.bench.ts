@@ -18,7 +18,7 @@
  * client's `send`), the time from the cache's return until each reader's L2 hits resume (p50/p99 across processes),
  * and the tiered fleet's table reads per second before, during and after the outage.
  *
- * Each fleet reads the table through a counting proxy on a thread of its own (see {@link PROXY}). Also printed: the
+ * Each fleet reads the table through a counting proxy on a thread of its own (bench/support/counting-proxy.ts). Also printed: the
  * breaker's steady state (the outage's reads after each tiered reader's first, the one that meets the dead cache).
  *
  * Tracing: `OUTAGE_TRACE=1` also lists each tiered reader's first outage read and those slower than 300 ms by phase,
@@ -31,10 +31,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { CURRENT, Env, l2AccessRules, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../src/schema';
+import { countingProxies } from './support/counting-proxy';
 import { buildReadmeApp, prepareReaderApp } from '../test/deployed/readme-app';
 import { createStreamTable } from '../test/invalidation/cache-fixture';
 import { publish, textContent, writeCatalog } from '../test/runtime/fixtures';
@@ -179,121 +179,6 @@ export const handler = async (event) => {
 };
 `;
 
-/**
- * The counting proxies' code, run on a worker thread of their own: counts table reads (GetItem, each key of a
- * BatchGetItem) on their way to DynamoDB Local, answered from memory with `OUTAGE_TABLE=memo` (one memory for all the
- * proxies). Not on the harness's event loop: a Node server accepts one connection per turn of its loop, and the
- * harness's loop (the stream poller, the calls of 2 × `readers` processes) turns every 60–150 ms while the fleets run,
- * so readers opening their first table connection at the same moment (the cache tier's readers, when the cache fails)
- * would wait in line for the stand-in, which DynamoDB's endpoints never make them do.
- */
-const PROXY = `
-const http = require('node:http');
-const { parentPort, workerData } = require('node:worker_threads');
-const { target, count, memoTable } = workerData;
-// This thread only (on Linux a thread has its own nice value), when allowed (root): the stand-in's endpoint answers as
-// one on other hosts would, not after its turn among 2 × readers processes on the same cores.
-try { require('node:os').setPriority(0, -15); } catch {}
-const upstream = new URL(target);
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-const memo = new Map();
-const proxies = [];
-for (let i = 0; i < count; i++) {
-  // reads: when each key was read; served: [arrival, answered from memory, ms]; accepted: [at, ms until its first bytes]
-  const proxy = { reads: [], served: [], accepted: [] };
-  proxy.server = http.createServer((req, res) => {
-    const arrived = Date.now();
-    let hit = 0;
-    res.on('finish', () => proxy.served.push([arrived, hit, Date.now() - arrived]));
-    const chunks = [];
-    req.on('data', (d) => chunks.push(d));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const op = String(req.headers['x-amz-target'] ?? '').split('.')[1];
-      if (op === 'GetItem') proxy.reads.push(Date.now());
-      if (op === 'BatchGetItem') {
-        const input = JSON.parse(body.toString());
-        for (const r of Object.values(input.RequestItems)) for (const _ of r.Keys) proxy.reads.push(Date.now());
-      }
-      const memoKey = memoTable && (op === 'GetItem' || op === 'BatchGetItem') ? op + '\\u0000' + body.toString() : undefined;
-      const held = memoKey === undefined ? undefined : memo.get(memoKey);
-      if (held !== undefined) {
-        hit = 1;
-        res.writeHead(held.status, held.headers);
-        res.end(held.body);
-        return;
-      }
-      const options = { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent };
-      const out = http.request(options, (up) => {
-        res.writeHead(up.statusCode ?? 500, up.headers);
-        if (memoKey === undefined || up.statusCode !== 200) {
-          up.pipe(res);
-          return;
-        }
-        const parts = [];
-        up.on('data', (d) => parts.push(d));
-        up.on('end', () => {
-          const answer = Buffer.concat(parts);
-          memo.set(memoKey, { status: 200, headers: up.headers, body: answer });
-          res.end(answer);
-        });
-      });
-      out.on('error', () => { res.statusCode = 502; res.end(); });
-      out.end(body);
-    });
-  });
-  proxy.server.on('connection', (sock) => {
-    const at = Date.now();
-    sock.once('data', () => proxy.accepted.push([at, Date.now() - at]));
-  });
-  proxies.push(proxy);
-}
-Promise.all(proxies.map((p) => new Promise((resolve) => p.server.listen(0, '127.0.0.1', resolve)))).then(() => {
-  parentPort.postMessage({ ports: proxies.map((p) => p.server.address().port) });
-});
-parentPort.on('message', (m) => {
-  if (m === 'collect') parentPort.postMessage({ collected: proxies.map(({ reads, served, accepted }) => ({ reads, served, accepted })) });
-  if (m === 'close') {
-    for (const p of proxies) p.server.closeAllConnections();
-    agent.destroy();
-    Promise.all(proxies.map((p) => new Promise((resolve) => p.server.close(resolve)))).then(() => process.exit(0));
-  }
-});
-`;
-
-/** What a proxy saw: when each key was read, each request's [arrival, answered from memory, ms], each connection's [accepted, ms until its first bytes]. */
-type ProxyLog = { reads: number[]; served: [number, number, number][]; accepted: [number, number][] };
-
-type Proxies = { endpoints: string[]; collect(): Promise<ProxyLog[]>; close(): Promise<void> };
-
-/** `count` counting proxies in front of `target`, on one worker thread (see {@link PROXY}). */
-async function countingProxies(target: string, count: number): Promise<Proxies> {
-  const worker = new Worker(PROXY, { eval: true, workerData: { target, count, memoTable: MEMO_TABLE } });
-  const next = <T>(key: string) => new Promise<T>((resolve, reject) => {
-    const onMessage = (m: Record<string, T>) => {
-      if (!(key in m)) return;
-      worker.off('message', onMessage);
-      resolve(m[key]);
-    };
-    worker.on('message', onMessage);
-    worker.once('error', reject);
-  });
-  const ports = await next<number[]>('ports');
-  return {
-    endpoints: ports.map((port) => `http://127.0.0.1:${port}`),
-    collect: () => {
-      const collected = next<ProxyLog[]>('collected');
-      worker.postMessage('collect');
-      return collected;
-    },
-    close: async () => {
-      const exited = new Promise((resolve) => worker.once('exit', resolve));
-      worker.postMessage('close');
-      await exited;
-    },
-  };
-}
-
 const pct = (xs: number[], p: number): number | undefined =>
   (xs.length === 0 ? undefined : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]);
 const ms = (v: number | undefined) => (v === undefined ? '—' : `${v.toFixed(1)} ms`);
@@ -334,7 +219,7 @@ async function main(): Promise<void> {
   ];
   let cache: RedisServer = await startRedisServer({ tls: true, cluster: true, users });
   // One memory for both proxies (`OUTAGE_TABLE=memo`): the L2-off fleet has read every key before the outage.
-  const proxies = await countingProxies(ddb.endpoint, 2);
+  const proxies = await countingProxies(ddb.endpoint, 2, { memoTable: MEMO_TABLE });
   const [tieredEndpoint, plainEndpoint] = proxies.endpoints;
   const readerAsset = await bundleReader();
   const refs = (logicalId: string, attribute?: string) => {
@@ -418,7 +303,7 @@ async function main(): Promise<void> {
     const upAt = Date.now();
     const loaded = await Promise.all(loads);
     const loadAtEnd = os.loadavg();
-    const [tieredProxy, plainProxy] = await proxies.collect();
+    const [tieredProxy, plainProxy] = (await proxies.collect()).map((log) => ({ ...log, reads: log.reads.map((r) => r.at) }));
     const tieredLoads = loaded.slice(0, READERS);
     const plainLoads = loaded.slice(READERS);
 
