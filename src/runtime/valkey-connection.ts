@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CONNECTION_REFRESH_MS, createRedisConnection, RECONNECT_BASE_MS, ValkeyConfig } from './valkey-options';
-import { Conn, isReply, L2UnavailableError, loadRedis } from './valkey-redis';
+import { Conn, isLoginRefused, isReply, L2UnavailableError, loadRedis } from './valkey-redis';
 
 export class ValkeyConnection {
   /** Values are written through by the invalidation function; the reader watches the epoch. */
@@ -172,7 +172,14 @@ export class ValkeyConnection {
     const first = this.connections++ === 0;
     const connectTimeoutMs = this.config.connectTimeoutMs ?? 1000;
     const timeoutMs = first ? connectTimeoutMs : Math.max(connectTimeoutMs, this.config.reconnectTimeoutMs ?? 5000);
-    const conn = createRedisConnection(await loadRedis(), this.config, timeoutMs, (lost) => {
+    // A refused login the connection reports on its way (a cluster client reports its root node's, then throws
+    // "All the root nodes are unavailable") is what this attempt throws: the breaker's probe backs off on it.
+    let refusal: unknown;
+    const onError = (err: unknown) => {
+      if (isLoginRefused(err)) refusal ??= err;
+      this.config.onError?.(err);
+    };
+    const conn = createRedisConnection(await loadRedis(), { ...this.config, onError }, timeoutMs, (lost) => {
       if (this.conn === lost) this.drop(lost, new L2UnavailableError('L2 connection lost'));
     });
     let timer: NodeJS.Timeout | undefined;
@@ -189,7 +196,7 @@ export class ValkeyConnection {
       // nodes' connections then (node-redis 5): destroy it again once connect() settles, or those leak. (A standalone
       // client throws "The client is closed" from a second destroy(): quietly, or that is an unhandled rejection.)
       void connecting.then(() => destroyQuietly(conn), () => destroyQuietly(conn));
-      throw err;
+      throw refusal ?? err;
     } finally {
       clearTimeout(timer);
     }

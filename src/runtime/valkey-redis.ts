@@ -95,3 +95,11 @@ export interface Conn {
 export function isReply(err: unknown): boolean {
   return loadedRedis !== undefined && err instanceof loadedRedis.ErrorReply;
 }
+
+/**
+ * Whether `err` is a login the cache refused (an ACL user deleted or disabled, a bad password or IAM token): the
+ * error replies Valkey gives `AUTH`/`HELLO` (the Python client's `is_auth_failure` knows the same three).
+ */
+export function isLoginRefused(err: unknown): boolean {
+  return isReply(err) && /^(WRONGPASS|NOAUTH)|invalid username-password pair/.test((err as Error).message);
+}

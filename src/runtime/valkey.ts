@@ -12,13 +12,13 @@
  * ({@link L2_DEADLINE_MISSED}), calls fail at once, with no wait, while one background probe per process (every
  * 0.2–0.6 s) finds the cache again: a `PING` within `probeTimeoutMs` on the open connection, and when that goes
  * unanswered (a connection the network black-holed) the connection is destroyed and a new one opened and pinged at
- * once. Calls resume when a probe is answered. A refused login (an ACL user deleted) is probed on the reconnection
- * backoff instead.
+ * once; a new connection whose first `PING` is late is kept and pinged again by the next probe. Calls resume when
+ * a probe is answered. A refused login (an ACL user deleted) is probed on the reconnection backoff instead.
  */
 import { logUnavailable } from './unavailable';
 import { ValkeyConnection } from './valkey-connection';
 import type { ValkeyConfig } from './valkey-options';
-import { Conn, isReply, L2UnavailableError, redisLoadError } from './valkey-redis';
+import { Conn, isLoginRefused, isReply, L2UnavailableError, redisLoadError } from './valkey-redis';
 import { Env } from '../schema/env';
 
 export { ValkeyConnection } from './valkey-connection';
@@ -104,7 +104,6 @@ export class ValkeyL2 extends ValkeyConnection {
     this.probes++;
     const timeoutMs = Math.min(this.config.probeTimeoutMs ?? 250, this.config.connectTimeoutMs ?? 1000);
     let conn = this.conn;
-    let opened = false;
     try {
       if (conn !== undefined) {
         try {
@@ -117,18 +116,17 @@ export class ValkeyL2 extends ValkeyConnection {
       }
       if (conn === undefined) {
         conn = await this.open();
-        opened = true;
         await this.ping(conn, timeoutMs);
       }
       this.tripped = false;
     } catch (err) {
-      // Only a cache that cannot be reached (no answer in time, a refused or reset socket) is probed every half
-      // second. One that takes the connection and then refuses it (a login refused: an ACL user deleted, a bad
-      // token; node-redis reports a closed client) is not coming back in a second: probed on the reconnection backoff.
-      const unreachable = err instanceof L2UnavailableError || typeof (err as { code?: unknown })?.code === 'string';
-      const refused = opened || !unreachable;
-      if (refused && conn !== undefined) this.drop(conn, err);
-      if (!this.closed) this.scheduleProbe(refused ? this.backoffMs() : undefined);
+      // A new connection whose first PING missed its deadline is kept (a cache just woken answers its backlog first):
+      // the next probe pings it again. One that failed otherwise is dropped.
+      if (!(err instanceof L2UnavailableError) && conn !== undefined) this.drop(conn, err);
+      // A refused login (an ACL user deleted or disabled, a bad token) is not coming back in a second: probed on the
+      // reconnection backoff. Anything else (no answer in time, a refused, reset or closed socket, a cluster whose
+      // root node did not answer) every 0.2–0.6 s, as the Python client does.
+      if (!this.closed) this.scheduleProbe(isLoginRefused(err) ? this.backoffMs() : undefined);
     }
   }
 
