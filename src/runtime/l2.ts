@@ -28,6 +28,13 @@ export interface PromptCacheL2 {
    * @default false - only fills are used, each for `maxAgeSeconds` after it was read from the table
    */
   readonly writeThrough?: boolean;
+  /**
+   * `true` while every call would fail at once (a breaker open after a failure: the built-in adapter's): the client
+   * skips the store then, counting each call it skips in `stats().l2Errors` as a failed one, so a read during a cache
+   * outage costs what it costs with no L2 (no call, no deadline, no fill encoded for a store that cannot take it).
+   * @default false - every call is made
+   */
+  readonly isTripped?: boolean;
   /** The value stored under `key`, or `undefined`/`null` when there is none. */
   get(key: string): Promise<string | null | undefined>;
   /** Stores a fill `value` under `key` for `ttlSeconds` (a whole number, at least 1: the reader's L1 bound). */

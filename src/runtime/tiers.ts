@@ -128,6 +128,10 @@ export class CacheFirstReader implements ItemReader {
    */
   async readShared(promptId: string, sortKey: string, count = true, streamOnly = false): Promise<Loaded | undefined> {
     const l2 = this.l2!;
+    if (l2.isTripped === true) {
+      this.stats.l2Errors += (l2.writeThrough === true ? 1 : 0) + (streamOnly ? 0 : 1);
+      return undefined;
+    }
     try {
       if (l2.ready !== undefined) await withTimeout(() => l2.ready!(), this.shared.l2ConnectTimeoutMs);
     } catch {
@@ -186,6 +190,10 @@ export class CacheFirstReader implements ItemReader {
     const l2 = this.l2!;
     const ttlSeconds = l2FillTtlSeconds(this.shared.maxAgeMs, this.shared.staleWhileRevalidateMs);
     if (ttlSeconds < 1) return;
+    if (l2.isTripped === true) {
+      this.stats.l2Errors++;
+      return;
+    }
     const key = l2FillKey(this.tableName, promptId, sortKey);
     let value: string;
     try {

@@ -35,6 +35,9 @@ export const PROBE_INTERVAL_MS = 400;
  */
 export const L2_DEADLINE_MISSED: unique symbol = Symbol.for('cdk-prompt-serving.l2-deadline-missed') as never;
 
+/** What a call gets while the breaker is open: one error for every call (no stack captured per call). */
+const SKIPPED = new L2UnavailableError('L2 skipped after a failure (a background probe is looking for it)');
+
 /** The adapter a reader's `PromptClient` uses (`PromptCacheL2`): the connection, with the breaker when `breaker` is set. */
 export class ValkeyL2 extends ValkeyConnection {
   /** Breaker probes run so far. */
@@ -70,9 +73,7 @@ export class ValkeyL2 extends ValkeyConnection {
    */
   private guard<T>(call: () => Promise<T>): Promise<T> {
     if (this.config.breaker !== true) return call();
-    if (this.tripped) {
-      return Promise.reject(new L2UnavailableError('L2 skipped after a failure (a background probe is looking for it)'));
-    }
+    if (this.tripped) return Promise.reject(SKIPPED);
     const promise = call().catch((err: unknown) => {
       if (!isReply(err)) this.trip();
       throw err;

@@ -98,3 +98,37 @@ test('a cache silent at start-up: once the breaker is open, reads no longer wait
   expect(call.value).toMatch(/L2 skipped after a failure/);
   expect(call.ms).toBeLessThan(50);
 });
+
+test('a read while the store says its breaker is open makes no L2 call (no deadline, no fill encoded) and counts each call it skipped', async () => {
+  // GIVEN a written-through store that reports its breaker open, and counts every call made to it
+  const calls: string[] = [];
+  let tripped = true;
+  const l2: PromptCacheL2 = {
+    writeThrough: true,
+    get isTripped() { return tripped; },
+    get: (key) => { calls.push(`get ${key}`); return Promise.resolve(null); },
+    set: (key) => { calls.push(`set ${key}`); return Promise.resolve('OK'); },
+  };
+  const dynamoDB = localDynamoDBClient();
+  closers.push(() => dynamoDB.destroy());
+  const prompts = new PromptClient({
+    tableName: table, dynamoDBClient: dynamoDB, l2: cacheTier(l2), maxAgeSeconds: 0, staleWhileRevalidateSeconds: 0,
+  });
+  closers.push(() => prompts.close());
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const before = calls.filter((c) => !c.includes('#epoch')).length;
+  // WHEN a prompt is read twice (each read a miss)
+  const first = await prompts.getPrompt('kept');
+  await prompts.getPrompt('kept');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  // THEN both came from the table, the store was not called for them (the epoch watch aside), and each skipped call
+  // is counted as a failed one: per read the stream value's get, the fill's get and the fill's set
+  expect(first.provenance.source).toBe('table');
+  expect(calls.filter((c) => !c.includes('#epoch')).length).toBe(before);
+  expect(prompts.stats().l2Errors).toBeGreaterThanOrEqual(6);
+  // WHEN the breaker closes, THEN the next read asks the store again
+  tripped = false;
+  await prompts.getPrompt('kept');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(calls.filter((c) => !c.includes('#epoch')).length).toBeGreaterThan(before);
+});
