@@ -25,11 +25,13 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { build, buildSync } from 'esbuild';
 import { preload, PromptClient } from '../src/runtime';
+import { createValkeyL2 } from '../src/runtime/valkey';
 import { Attr, checksum, CURRENT, l2ReaderAccessRules, SCHEMA_VERSION, STATUS_ACTIVE, templateVariables } from '../src/schema';
 import { toItem } from '../src/schema/ddb-codec';
 import { Env } from '../src/schema/env';
@@ -180,7 +182,7 @@ function deployedRuntime(): typeof import('../src/runtime') {
  * from other processes on the host falls on both alike (rounds of 1,500 of each timed as blocks spread 21–188 µs).
  */
 async function missCpu(rows: string[], endpoint: string): Promise<void> {
-  const { PromptClient: Deployed } = deployedRuntime();
+  const { PromptClient: Deployed, cacheTier } = deployedRuntime();
   const bare = new DynamoDBClient({ endpoint, maxAttempts: 1 });
   // Steady-state misses: 8 prompts read over and over, each read a miss (maxAgeSeconds 0, no stale serving), so the
   // heap stays flat. (With a new id per read, as before, the cache grew to 15,000 entries and the major collections
@@ -188,37 +190,66 @@ async function missCpu(rows: string[], endpoint: string): Promise<void> {
   const client = new Deployed({
     dynamoDBClient: new DynamoDBClient({ endpoint, maxAttempts: 1 }), tableName: TABLE, maxAgeSeconds: 0, staleWhileRevalidateSeconds: 0,
   });
+  // The same reader with the cache tier over the built-in adapter and its cache down (a host that accepts connections
+  // and never answers): after its first read the breaker is open, so every read skips the L2 at once and its probe
+  // looks for the cache in the background (a PING, a new connection) every 0.2–0.6 s. What a read costs during an outage.
+  const silent = net.createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const adapter = createValkeyL2({ host: '127.0.0.1', port: (silent.address() as net.AddressInfo).port, tls: false, cluster: false });
+  const down = new Deployed({
+    dynamoDBClient: new DynamoDBClient({ endpoint, maxAttempts: 1 }),
+    tableName: TABLE,
+    maxAgeSeconds: 0,
+    staleWhileRevalidateSeconds: 0,
+    l2: cacheTier(adapter),
+  });
   let n = 0;
   const id = () => `miss-${n++ % 8}`;
   const bareGet = () => bare.send(new GetItemCommand({ TableName: TABLE, Key: { prompt_id: { S: id() }, version: { S: CURRENT } } }));
-  for (let i = 0; i < 1000; i++) { await client.getPrompt(id()); await bareGet(); } // warm-up (and the catalog probe)
+  for (let i = 0; i < 1000; i++) { await client.getPrompt(id()); await down.getPrompt(id()); await bareGet(); } // warm-up (and the catalog probe)
+  if (!adapter.isTripped) throw new Error('the breaker is not open: is the cache host silent?');
   const ours: number[] = [];
   const sdk: number[] = [];
   const own: number[] = [];
+  const outage: number[] = [];
+  const outageOwn: number[] = [];
   const cpu = (u: NodeJS.CpuUsage) => u.user + u.system;
   const misses = client.stats().misses;
+  const probes = adapter.probes;
+  const startedAt = performance.now();
   for (let r = 0; r < MISS_ROUNDS; r++) {
     let o = 0;
+    let d = 0;
     let b = 0;
     for (let i = 0; i < MISSES; i++) {
       const t0 = cpu(process.cpuUsage());
       await client.getPrompt(id());
       const t1 = cpu(process.cpuUsage());
-      await bareGet();
+      await down.getPrompt(id());
       const t2 = cpu(process.cpuUsage());
+      await bareGet();
+      const t3 = cpu(process.cpuUsage());
       o += t1 - t0;
-      b += t2 - t1;
+      d += t2 - t1;
+      b += t3 - t2;
     }
     ours.push(o / MISSES);
     sdk.push(b / MISSES);
     own.push((o - b) / MISSES);
+    outage.push(d / MISSES);
+    outageOwn.push((d - o) / MISSES);
   }
+  const seconds = (performance.now() - startedAt) / 1000;
   if (client.stats().misses - misses !== MISS_ROUNDS * MISSES) throw new Error(`not every read was a miss: ${JSON.stringify(client.stats())}`);
+  if (!adapter.isTripped) throw new Error('the cache answered: the outage rows would be wrong');
   rows.push('', `| a miss (canned HTTP answer), the bundled reader, ${MISS_ROUNDS} rounds × ${MISSES} alternated call by call | CPU µs per read (median of rounds) |`, '| --- | ---: |');
   rows.push(`| bare \`DynamoDBClient\` \`GetItemCommand\` (what the SDK costs) | ${median(sdk).toFixed(0)} |`);
   rows.push(`| \`PromptClient.getPrompt\`, L2 off | ${median(ours).toFixed(0)} |`);
   rows.push(`| the miss's own CPU: \`getPrompt\` − bare, per round | **${median(own).toFixed(0)}** (rounds: ${Math.min(...own).toFixed(0)} to ${Math.max(...own).toFixed(0)}) |`);
-  await client.close();
+  rows.push(`| \`PromptClient.getPrompt\` with the cache tier, its cache down (breaker open; ${adapter.probes - probes} probes in ${seconds.toFixed(0)} s) | ${median(outage).toFixed(0)} |`);
+  rows.push(`| what the open breaker adds to a read: cache down − L2 off, per round | **${median(outageOwn).toFixed(0)}** (rounds: ${Math.min(...outageOwn).toFixed(0)} to ${Math.max(...outageOwn).toFixed(0)}) |`);
+  await Promise.all([client.close(), down.close()]);
+  silent.close();
 }
 
 // ---- 3 and 4: fresh processes ----
