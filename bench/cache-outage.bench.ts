@@ -15,8 +15,10 @@
  * Prints: read latency p50/p99 during the outage for both fleets (the goal: the tiered fleet's p99 ≤ 1.2× the L2-off
  * fleet's, 0 failed), where the slowest 1 % of outage reads spent their time (the read's L2 calls, waits before its
  * table request, the table request, after it: measured in each reader by wrapping the adapter's `get` and the SDK
- * client's `send`), the time from the cache's return until each reader's L2 hits resume (p50/p99 across processes),
- * and the tiered fleet's table reads per second before, during and after the outage.
+ * client's `send`), the time from the cache's return until each reader's L2 hits resume (p50/p99 across processes;
+ * with `stop`, also from the cache's first answer to a new connection: the harness opens one at the return and
+ * PINGs, and a stopped server first works through the connections its kernel queued meanwhile), and the tiered
+ * fleet's table reads per second before, during and after the outage.
  *
  * Each fleet reads the table through a counting proxy on a thread of its own (bench/support/counting-proxy.ts). Also printed: the
  * breaker's steady state (the outage's reads after each tiered reader's first, the one that meets the dead cache).
@@ -26,11 +28,13 @@
  * request steps (new or reused socket, connected, sent, answered) and event-loop stalls (a 10 ms interval more than
  * 60 ms late), and when the proxies accepted connections; `OUTAGE_PROFILE_DIR=dir`
  * has the first two readers of each fleet write a CPU profile of their load into `dir`. `OUTAGE_TABLE=memo` answers
- * repeated table reads from the proxies' memory (see {@link MEMO_TABLE}).
+ * repeated table reads from the proxies' memory (see {@link MEMO_TABLE}). `OUTAGE_CACHE_NICE=-15` runs the cache server at
+ * that nice value (as root), as the table's stand-in runs: a cache on hosts of its own, not at its turn among the fleets.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as tls from 'node:tls';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { CURRENT, Env, l2AccessRules, l2KeyPattern, L2_READER_COMMANDS, L2_WRITER_COMMANDS } from '../src/schema';
@@ -97,6 +101,11 @@ if (adapter !== undefined) {
       const t0 = performance.now();
       const out = original.apply(this, args);
       events.push([Date.now(), name, performance.now() - t0]);
+      // How a probe or connection attempt ended: its settle time, and 'ok' (a probe: the breaker closed) or why not.
+      if (out && typeof out.then === 'function') {
+        out.then(() => events.push([Date.now(), name + (name === 'probe' && this.isTripped ? ':open' : ':ok'), performance.now() - t0]),
+          (e) => events.push([Date.now(), name + ':' + String(e && e.message).slice(0, 40), performance.now() - t0]));
+      }
       return out;
     };
   }
@@ -217,7 +226,11 @@ async function main(): Promise<void> {
     { name: cachedReader.environment[Env.cacheUser] as string, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_READER_COMMANDS)}` },
     { name: invalidationFn.environment[Env.cacheUser] as string, password: 'unused', rules: `nopass ${l2AccessRules(l2KeyPattern(table), L2_WRITER_COMMANDS)}` },
   ];
-  let cache: RedisServer = await startRedisServer({ tls: true, cluster: true, users });
+  // OUTAGE_CACHE_NICE=-15: the cache server at that nice value (when allowed: root), as the table's stand-in is, for
+  // a cache on hosts of its own; by default it shares the cores with both fleets, as every figure before it did.
+  const cacheNice = process.env.OUTAGE_CACHE_NICE === undefined ? undefined : Number(process.env.OUTAGE_CACHE_NICE);
+  const renice = (server: RedisServer) => { if (cacheNice !== undefined) os.setPriority(server.process.pid!, cacheNice); return server; };
+  let cache: RedisServer = renice(await startRedisServer({ tls: true, cluster: true, users }));
   // One memory for both proxies (`OUTAGE_TABLE=memo`): the L2-off fleet has read every key before the outage.
   const proxies = await countingProxies(ddb.endpoint, 2, { memoTable: MEMO_TABLE });
   const [tieredEndpoint, plainEndpoint] = proxies.endpoints;
@@ -291,17 +304,42 @@ async function main(): Promise<void> {
     } else {
       cache.process.kill('SIGSTOP');
     }
+    // The harness's own TLS connections to the cache, each sending one PING once its handshake is done (a NOAUTH
+    // error is an answer): one opened at the return tells when the cache answers a new connection again (a stopped
+    // server first works through the connections its kernel queued meanwhile); with OUTAGE_TRACE one more, opened
+    // 1 s before the return. Times in ms from the return.
+    const returned = { at: Date.now() + OUTAGE_MS };
+    const harnessConnections: string[] = [];
+    const harnessConnection = (label: string) => new Promise<number | undefined>((resolve) => {
+      const opened = Date.now();
+      const sock = tls.connect({ host: '127.0.0.1', port: cache.port, ca: cache.ca, servername: 'localhost' }, () => {
+        harnessConnections.push(`${label}: handshake +${Date.now() - returned.at}`);
+        sock.write('PING\r\n');
+      });
+      sock.once('data', () => {
+        harnessConnections.push(`${label}: PING answered +${Date.now() - returned.at} (opened ${opened - returned.at})`);
+        sock.destroy();
+        resolve(Date.now());
+      });
+      sock.on('error', (e) => { harnessConnections.push(`${label}: ${e.message}`); resolve(undefined); });
+      setTimeout(() => { sock.destroy(); resolve(undefined); }, OUTAGE_MS + AFTER_MS).unref();
+    });
+    if (process.env.OUTAGE_TRACE && MODE === 'stop') setTimeout(() => void harnessConnection('opened 1 s before the return'), Math.max(0, OUTAGE_MS - 1000));
     await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
     let restartTook = 0;
     if (MODE === 'kill') {
       const t = Date.now();
-      cache = await startRedisServer({ tls: true, cluster: true, users, certsFrom: cache });
+      cache = renice(await startRedisServer({ tls: true, cluster: true, users, certsFrom: cache }));
       restartTook = Date.now() - t;
     } else {
       cache.process.kill('SIGCONT');
     }
     const upAt = Date.now();
+    returned.at = upAt;
+    // A restarted server answered already (startRedisServer waits for its PONG).
+    const answering = MODE === 'stop' ? harnessConnection('opened at the return') : Promise.resolve(upAt);
     const loaded = await Promise.all(loads);
+    const answeredAt = await answering;
     const loadAtEnd = os.loadavg();
     const [tieredProxy, plainProxy] = (await proxies.collect()).map((log) => ({ ...log, reads: log.reads.map((r) => r.at) }));
     const tieredLoads = loaded.slice(0, READERS);
@@ -358,6 +396,12 @@ async function main(): Promise<void> {
         const events = l.events.filter(([at]) => at >= downAt - 200 && at < downAt + 2000);
         if (events.length) out.push(`  - events: ${events.map(([at, what, took]) => `+${at - downAt} ${what} ${took.toFixed(0)}`).join(', ')}`);
       });
+      // After the cache's return: each tiered reader's probes and connection attempts from 6 s before it until its L2 hits resumed.
+      tieredLoads.forEach((l, i) => {
+        const until = upAt + (Number.isFinite(resume[i]) ? resume[i] : AFTER_MS);
+        const events = l.events.filter(([at, what]) => at >= upAt - 6000 && at <= until && /^(probe|open|drop)/.test(what));
+        out.push(`- reader ${i}, back after ${Number.isFinite(resume[i]) ? `${resume[i]} ms` : 'never'}: ${events.map(([at, what, took]) => `${at - upAt >= 0 ? '+' : ''}${at - upAt} ${what} ${took.toFixed(0)}`).join(', ')}`);
+      });
       const cpu = (rows: Read[]) => `p50 ${pct(rows.map((r) => r[8]), 0.5)?.toFixed(1)}, p99 ${pct(rows.map((r) => r[8]), 0.99)?.toFixed(1)} ms (${rows.length} reads)`;
       const firsts = tieredLoads.flatMap((l) => l.reads.filter(([at], k, all) => at >= downAt && k > 0 && all[k - 1][0] < downAt));
       out.push(`- CPU per read in the outage: with the cache tier ${cpu(window(tieredLoads, downAt, upAt))}; its readers' first outage read ${cpu(firsts)}; L2 off ${cpu(window(plainLoads, downAt, upAt))}`);
@@ -365,6 +409,7 @@ async function main(): Promise<void> {
         const w = proxy.served.filter(([at]) => at >= downAt - 200 && at < downAt + 1500);
         out.push(`- ${label} proxy, -200..+1500 ms: ${w.length} requests, ${w.filter(([, h]) => !h).length} memo misses; served in p50 ${pct(w.map((x) => x[2]), 0.5)} ms, max ${Math.max(0, ...w.map((x) => x[2]))} ms; arrivals per 100 ms: ${Array.from({ length: 17 }, (_, k) => w.filter(([at]) => at >= downAt - 200 + k * 100 && at < downAt - 100 + k * 100).length).join(' ')}`);
       }
+      out.push(`- the harness's connections to the cache (ms from the return): ${harnessConnections.join('; ')}`);
       out.push(`- tiered proxy connections accepted -200..+2000 (+at: ms to first data): ${tieredProxy.accepted.filter(([at]) => at >= downAt - 200 && at < downAt + 2000).map(([at, d]) => `+${at - downAt}:${d}`).join(' ')}`);
       plainLoads.slice(0, 5).forEach((l, i) => {
         const events = l.events.filter(([at]) => at >= downAt - 200 && at < downAt + 2000);
@@ -378,9 +423,15 @@ async function main(): Promise<void> {
     for (const [m, n] of errors) out.push(`- ${n} × ${m}`);
     out.push('', '| after the cache is back | p50 | p99 | max | readers not back on the L2 |', '|---|---:|---:|---:|---:|');
     out.push(`| time until a reader's L2 hits resume | ${s(pct(resumed, 0.5))} | ${s(pct(resumed, 0.99))} | ${s(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} of ${READERS} (within ${s(AFTER_MS)}) |`);
+    if (MODE === 'stop') {
+      // From the moment the cache answered a new connection again (the harness's, opened at the return).
+      const answered = answeredAt === undefined ? undefined : answeredAt - upAt;
+      const since = answered === undefined ? [] : resumed.map((t) => Math.max(0, t - answered));
+      out.push(`| the same, from the cache's first answer to a new connection (${answered === undefined ? 'none' : `${s(answered)} after the return`}) | ${s(pct(since, 0.5))} | ${s(pct(since, 0.99))} | ${s(since.length ? Math.max(...since) : undefined)} | |`);
+    }
     out.push('', `Table reads/s of the tiered fleet: before the outage ${rate(tieredProxy.reads, downAt - 3000, downAt).toFixed(0)}, during ${rate(tieredProxy.reads, downAt, upAt).toFixed(0)}, 0–1 s after the return ${rate(tieredProxy.reads, upAt, upAt + 1000).toFixed(0)}, 1–2 s ${rate(tieredProxy.reads, upAt + 1000, upAt + 2000).toFixed(0)}, 2–5 s ${rate(tieredProxy.reads, upAt + 2000, upAt + 5000).toFixed(0)}; per 250 ms after the return: ${bins.join(', ')}. (L2 off fleet, during: ${rate(plainProxy.reads, downAt, upAt).toFixed(0)}/s.)`);
     if (MODE === 'kill') out.push('', `The restart itself took ${s(restartTook)} (counted in the outage window).`);
-    out.push('', `Load average (1/5/15 min) at the start: ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; at the end: ${loadAtEnd.map((l) => l.toFixed(1)).join(' / ')}; ${os.cpus().length} cores.`);
+    out.push('', `Load average (1/5/15 min) at the start: ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; at the end: ${loadAtEnd.map((l) => l.toFixed(1)).join(' / ')}; ${os.cpus().length} cores${cacheNice === undefined ? '' : `; the cache server at nice ${cacheNice}`}.`);
     console.log(out.join('\n'));
   } finally {
     polling = false;
