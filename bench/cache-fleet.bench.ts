@@ -197,7 +197,8 @@ async function main(): Promise<void> {
       const fleet = await Promise.all(Array.from({ length: READERS }, () => start(fn, env)));
       fleets[label] = fleet;
       const results = await Promise.all(fleet.map((p) => p.call<{ ms: number; failed: number; preloadFailed: number; stats: any }>({ op: 'start', ids })));
-      const counts = perKey(await readsSince(t0));
+      const reads = await readsSince(t0);
+      const counts = perKey(reads);
       // FLEET_DEBUG=1: the counters of every reader that read the table.
       if (process.env.FLEET_DEBUG) for (const r of results) if (r.stats.storeReads > 0) console.error(label, JSON.stringify(r.stats));
       const failed = results.reduce((n, r) => n + r.failed, 0);
@@ -205,7 +206,7 @@ async function main(): Promise<void> {
       const ms = results.map((r) => r.ms);
       const sum = (name: string) => results.reduce((n, r) => n + (r.stats[name] ?? 0), 0);
       const l2 = fn.layerDirs.length === 0 ? '—' : `${sum('l2Hits')} / ${sum('l2Misses')} / ${sum('l2Errors')}`;
-      report.push(`| ${label} | ${Math.max(0, ...counts.values())} (${CATALOG_ID}: ${counts.get(`${CATALOG_ID}/${CURRENT}`) ?? 0}) | ${(await readsSince(t0)).length} | ${failed} (preloads that threw: ${preloadFailed}) | ${fn.layerDirs.length === 0 ? '—' : sum('l2Unavailable')} | ${l2} | ${seconds(pct(ms, 0.5))} / ${seconds(pct(ms, 0.99))} |`);
+      report.push(`| ${label} | ${Math.max(0, ...counts.values())} (${CATALOG_ID}: ${counts.get(`${CATALOG_ID}/${CURRENT}`) ?? 0}) | ${reads.length} | ${failed} (preloads that threw: ${preloadFailed}) | ${fn.layerDirs.length === 0 ? '—' : sum('l2Unavailable')} | ${l2} | ${seconds(pct(ms, 0.5))} / ${seconds(pct(ms, 0.99))} |`);
       if (label !== runs[1][0]) {
         for (const p of fleet) await p.stop(); // idle from here on: out of the way of the measured fleet
       }
