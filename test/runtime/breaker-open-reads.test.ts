@@ -90,13 +90,12 @@ test('a cache silent at start-up: once the breaker is open, reads no longer wait
   await expect(withTimeout(() => l2.get('k'), 100)).rejects.toThrow(/did not answer within/);
   expect(l2.isTripped).toBe(true);
   expect(l2.isConnected).toBe(false);
-  // THEN a read waiting for the first connection (as every read does, bounded) goes on at once, and its call fails
-  // at once: nothing waits for the connection the breaker gave up on
+  // THEN a read waiting for the first connection (as every read does, bounded) goes on at once, not when the held
+  // connection's 4 s end, and its call fails at once: the breaker's error, not its caller's timeout
   const ready = await timed(() => l2.ready());
-  expect(ready.ms).toBeLessThan(100);
-  const call = await timed(() => withTimeout(() => l2.get('k'), 100).then(() => 'answered', (err: Error) => err.message));
-  expect(call.value).toMatch(/L2 skipped after a failure/);
-  expect(call.ms).toBeLessThan(50);
+  expect(ready.ms).toBeLessThan(1000);
+  const call = await withTimeout(() => l2.get('k'), 100).then(() => 'answered', (err: Error) => err.message);
+  expect(call).toMatch(/L2 skipped after a failure/);
 });
 
 test('a read while the store says its breaker is open makes no L2 call (no deadline, no fill encoded) and counts each call it skipped', async () => {

@@ -99,7 +99,7 @@ function newInstance(l2: PromptCacheL2 = readmeAdapter(redis)) {
     // Fresh instances time single calls: a start-up budget no longer than one call's (test/runtime/l2.test.ts has the start-up's).
     l2ConnectTimeoutMs: L2_TIMEOUT_MS,
   });
-  return { prompts, counter, keys };
+  return { prompts, counter, keys, dynamoDBClient };
 }
 
 /** Polls until `check` holds (the client writes and deletes L2 keys in the background). */
@@ -174,13 +174,15 @@ test('a reader stores an exact version and the CURRENT pointer alike for its L1 
   expect(second.prompts.stats()).toMatchObject({ l2Hits: 1, l2Errors: 0 });
 });
 
-test('redis-server stopped mid-run: reads keep succeeding from the table, L2 errors are counted, none waits much past l2TimeoutMs', async () => {
+test('redis-server stopped mid-run: reads keep succeeding from the table, L2 errors are counted, none waits for the L2 much past l2TimeoutMs', async () => {
   // GIVEN a redis-server of this test's own, and three workers starting fresh instances that each read one prompt
   const doomed = await startRedisServer();
   servers.push(doomed);
   const { redis: connection, errors } = await connect(doomed);
   const l2 = readmeAdapter(connection);
-  const runs: { stats: PromptClientStats; afterStop: boolean; ms: number }[] = [];
+  // How long each read waited before its table request went out (the L2's share of the read; the table's own time,
+  // which a loaded machine stretches, left out).
+  const runs: { stats: PromptClientStats; afterStop: boolean; msToTable?: number }[] = [];
   const served: Prompt[] = [];
   const failures: unknown[] = [];
   let stopped = false;
@@ -190,9 +192,14 @@ test('redis-server stopped mid-run: reads keep succeeding from the table, L2 err
       const afterStop = stopped;
       const instance = newInstance(l2);
       await preload(instance.prompts); // the init phase: the catalog read, not timed
+      let tableAt: number | undefined;
+      instance.dynamoDBClient.middlewareStack.add((next) => async (args) => {
+        tableAt ??= performance.now();
+        return next(args);
+      }, { step: 'initialize', name: 'testTableRequestAt' });
       const started = performance.now();
       await instance.prompts.getPrompt('greeting').then((p) => served.push(p), (e: unknown) => failures.push(e));
-      runs.push({ stats: instance.prompts.stats(), afterStop, ms: performance.now() - started });
+      runs.push({ stats: instance.prompts.stats(), afterStop, msToTable: tableAt === undefined ? undefined : tableAt - started });
     }
   };
   const load = Promise.all([worker(), worker(), worker()]);
@@ -218,8 +225,10 @@ test('redis-server stopped mid-run: reads keep succeeding from the table, L2 err
     expect(run.stats).toMatchObject({ l2Hits: 0, storeErrors: 0 });
     expect(run.stats.l2Errors).toBeGreaterThanOrEqual(1);
   }
-  // AND none waited much longer than l2TimeoutMs (a generous bound: the L2 timeout plus one local GetItem)
-  expect(Math.max(...runs.map((r) => r.ms))).toBeLessThan(L2_TIMEOUT_MS + 400);
+  // AND none waited for the L2 much longer than l2TimeoutMs before asking the table (a stopped server refuses
+  // connections, so node-redis fails each command at once; an L2 that never answers is bounded by l2TimeoutMs in
+  // test/runtime/l2.test.ts)
+  for (const run of after) expect(run.msToTable).toBeLessThan(L2_TIMEOUT_MS + 400);
   // AND node-redis reported the outage and stopped reconnecting
   expect(errors.length).toBeGreaterThan(0);
   expect(connection.isOpen).toBe(false);
