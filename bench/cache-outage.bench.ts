@@ -18,7 +18,8 @@
  * client's `send`), the time from the cache's return until each reader's L2 hits resume (p50/p99 across processes;
  * with `stop`, also from the cache's first answer to a new connection: the harness opens one at the return and
  * PINGs, and a stopped server first works through the connections its kernel queued meanwhile), and the tiered
- * fleet's table reads per second before, during and after the outage.
+ * fleet's table reads per second before, during and after the outage, and how long the tiered reads' L2 calls took
+ * while the cache was up (the share a hedged table read after 5, 10, 20 or 50 ms would have doubled).
  *
  * Each fleet reads the table through a counting proxy on a thread of its own (bench/support/counting-proxy.ts). Also printed: the
  * breaker's steady state (the outage's reads after each tiered reader's first, the one that meets the dead cache).
@@ -379,6 +380,11 @@ async function main(): Promise<void> {
     for (const pair of [before, firstSecond, during, breakerOpen]) {
       for (const r of pair) out.push(`| ${r.label} | ${r.n} | ${r.failed} | ${r.l2} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r === pair[0] && r.p99 !== undefined && pair[1].p99 ? `${(r.p99 / pair[1].p99).toFixed(2)}×` : ''} |`);
     }
+    // What a hedge would cost (a table read started when the L2 has not answered within H ms): the cache-up reads whose
+    // L2 calls took longer than H, each of which a hedge at H would have sent to the table as well.
+    const upReads = window(tieredLoads, downAt - BEFORE_MS + 1000, downAt);
+    const hedges = [5, 10, 20, 50].map((h) => `${h} ms: ${upReads.length ? ((100 * upReads.filter((r) => r[4] > h).length) / upReads.length).toFixed(1) : '—'} %`);
+    out.push('', `Reads with the cache up whose L2 calls took longer than (each a table read for a hedge at that delay): ${hedges.join(', ')} of ${upReads.length}; L2 calls p50 / p99 / p99.9 ${ms(pct(upReads.map((r) => r[4]), 0.5))} / ${ms(pct(upReads.map((r) => r[4]), 0.99))} / ${ms(pct(upReads.map((r) => r[4]), 0.999))}.`);
     // Where the slowest reads of the outage spent their time (the reads at or above each fleet's p99).
     out.push('', '| slowest 1 % of outage reads | reads | processes | mean ms | L2 calls until | before the table request | table request | after it |', '|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const [label, ls] of [['with the cache tier', tieredLoads], ['L2 off', plainLoads]] as const) {
