@@ -109,6 +109,22 @@ export function logGetItemKeys(client: DynamoDBClient): string[] {
 }
 
 /**
+ * When each table request of `client` was made (`performance.now()`, in order), before it is sent: a read's wait for
+ * its L2 is timed without the table's own answer, which a loaded machine stretches.
+ */
+export function tableRequestTimes(client: DynamoDBClient): number[] {
+  const times: number[] = [];
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      times.push(performance.now());
+      return next(args);
+    },
+    { step: 'initialize', name: 'tableRequestTimes' },
+  );
+  return times;
+}
+
+/**
  * Fault injection: the next `times` GetItem calls fail with `errorName` before reaching DynamoDB Local
  * (which never throttles); later calls go through to the real store.
  */
