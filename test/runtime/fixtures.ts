@@ -110,7 +110,9 @@ export function logGetItemKeys(client: DynamoDBClient): string[] {
 
 /**
  * When each table request of `client` was made (`performance.now()`, in order), before it is sent: a read's wait for
- * its L2 is timed without the table's own answer, which a loaded machine stretches.
+ * its L2 is timed without the table's own answer, which a loaded machine stretches. Every request is recorded,
+ * background ones too (a catalog refresh; with a store that has `ready`, the tier's two `#warm-up` requests), so a
+ * test counts the requests before the read it times. Once per client.
  */
 export function tableRequestTimes(client: DynamoDBClient): number[] {
   const times: number[] = [];
