@@ -298,7 +298,7 @@ async function main(): Promise<void> {
 
       report.push('', `The cache was down ${seconds(downFor)} (SIGKILL, 3 s, then the restart, which took ${seconds(restartTook)} here).`);
       const total = (name: string) => loaded.reduce((n, r) => n + (r.stats[name] ?? 0), 0);
-      report.push('', `Over the phase, all readers: table reads ${total('storeReads')}, of which failed ${total('storeErrors')} (stale copies served meanwhile: ${total('staleServes')}); L2 hits / misses / errors ${total('l2Hits')} / ${total('l2Misses')} / ${total('l2Errors')}.`);
+      report.push('', `Over the phase (its start included), all readers: table requests ${total('storeReads')} (retries and catalog reads included), reads that failed after them ${total('storeErrors')} (stale copies served meanwhile: ${total('staleServes')}); L2 hits / misses / errors ${total('l2Hits')} / ${total('l2Misses')} / ${total('l2Errors')} (errors include calls skipped while the breaker was open).`);
     }
   }
 }
