@@ -7,7 +7,7 @@
  *
  * Two fleets of `readers` processes read at the same time, each in a loop: every round drops the in-process copy of
  * each prompt (`invalidate(id)`) and reads it again, so every read goes past memory (to the L2, or the table), then
- * pauses 100 ms. One fleet has the cache tier (default settings), the other the L2 off (the Directory stack's reader,
+ * pauses 100 ms (`OUTAGE_PAUSE_MS`). One fleet has the cache tier (default settings), the other the L2 off (the Directory stack's reader,
  * the same bundle). Each fleet reads the table through its own counting proxy. After a few seconds the cache is
  * SIGKILLed and restarted `outageSeconds` later (`kill`: an empty cache comes back), or SIGSTOPped and SIGCONTed
  * (`stop`: a silent host, whose connections stay open, comes back with its data).
@@ -31,6 +31,8 @@
  * has the first two readers of each fleet write a CPU profile of their load into `dir`. `OUTAGE_TABLE=memo` answers
  * repeated table reads from the proxies' memory (see {@link MEMO_TABLE}). `OUTAGE_CACHE_NICE=-15` runs the cache server at
  * that nice value (as root), as the table's stand-in runs: a cache on hosts of its own, not at its turn among the fleets.
+ * `OUTAGE_PLAIN_READERS` sets the L2-off fleet's size (default: `readers`). `OUTAGE_SETTLE_S` waits that long between starting the fleets and their reading; the report gives the share of the
+ * cores busy over the reading.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -57,7 +59,12 @@ const OUTAGE_MS = Number(process.argv[5] ?? 4) * 1000;
 const STREAM_POLL_MS = 250;
 const BEFORE_MS = 4000;
 const AFTER_MS = 6000;
-const PAUSE_MS = 100;
+/**
+ * `OUTAGE_PAUSE_MS`: each reader's pause between rounds (default 100 ms). A longer pause lets many readers share
+ * these 2 cores without the fleets' own CPU becoming the figure (50 + 50 readers at 100 ms load them past 30).
+ */
+const PAUSE_MS = Number(process.env.OUTAGE_PAUSE_MS ?? 100);
+if (!(PAUSE_MS >= 0)) throw new Error(`OUTAGE_PAUSE_MS must be a number of milliseconds (got ${process.env.OUTAGE_PAUSE_MS})`);
 /**
  * `OUTAGE_TABLE=memo`: the proxies answer a read either has answered before from memory (the prompts do not change during
  * the run), so the table answers at once and the same for both fleets: what is left is the readers' own cost, not
@@ -189,6 +196,25 @@ export const handler = async (event) => {
 };
 `;
 
+/**
+ * `OUTAGE_PLAIN_READERS`: the L2-off fleet's size (default `readers`). A smaller one leaves the cores to a large tiered
+ * fleet when what is measured is its return to the L2, not the ratio.
+ */
+const PLAIN_READERS = Number(process.env.OUTAGE_PLAIN_READERS ?? READERS);
+/** `OUTAGE_SETTLE_S`: seconds between the fleets' start and their reading (default 0). */
+const SETTLE_MS = Number(process.env.OUTAGE_SETTLE_S ?? 0) * 1000;
+
+/** The machine's CPU time (ms, all cores) busy and in total, since `since` when given. */
+function cpuTimes(since?: { busy: number; total: number }): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of os.cpus()) {
+    busy += times.user + times.nice + times.sys + times.irq;
+    total += times.user + times.nice + times.sys + times.irq + times.idle;
+  }
+  return since === undefined ? { busy, total } : { busy: busy - since.busy, total: total - since.total };
+}
+
 const pct = (xs: number[], p: number): number | undefined =>
   (xs.length === 0 ? undefined : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]);
 const ms = (v: number | undefined) => (v === undefined ? '—' : `${v.toFixed(1)} ms`);
@@ -276,8 +302,8 @@ async function main(): Promise<void> {
     // Started a few at a time (on a loaded host, 100 processes at once miss the harness's 30 s init bound).
     const tiered: DeployedProcess[] = [];
     const plain: DeployedProcess[] = [];
-    for (let i = 0; i < READERS; i += 5) {
-      const n = Math.min(5, READERS - i);
+    for (let i = 0; i < Math.max(READERS, PLAIN_READERS); i += 5) {
+      const n = Math.max(0, Math.min(5, READERS - i));
       const tieredFn = { ...cachedReader, assetDir: readerAsset };
       const plainFn = { ...plainReader, assetDir: readerAsset, layerDirs: [] };
       // OUTAGE_PROFILE_DIR: the first two readers of each fleet write a CPU profile of their load there.
@@ -286,15 +312,20 @@ async function main(): Promise<void> {
         ...(i + k < 2 && process.env.OUTAGE_PROFILE_DIR ? { OUTAGE_PROFILE_DIR: process.env.OUTAGE_PROFILE_DIR } : {}),
       });
       tiered.push(...await Promise.all(Array.from({ length: n }, (_, k) => start(tieredFn, env(tieredEndpoint, k)))));
-      plain.push(...await Promise.all(Array.from({ length: n }, (_, k) => start(plainFn, env(plainEndpoint, k)))));
+      const m = Math.max(0, Math.min(5, PLAIN_READERS - i));
+      plain.push(...await Promise.all(Array.from({ length: m }, (_, k) => start(plainFn, env(plainEndpoint, k)))));
     }
-    for (let i = 0; i < READERS; i += 10) await Promise.all([...tiered.slice(i, i + 10), ...plain.slice(i, i + 10)].map((p) => p.call({ op: 'start', ids })));
+    for (let i = 0; i < Math.max(READERS, PLAIN_READERS); i += 10) await Promise.all([...tiered.slice(i, i + 10), ...plain.slice(i, i + 10)].map((p) => p.call({ op: 'start', ids })));
 
     /** A read: [start (epoch ms), ms taken, L2 hit, failed, L2 calls' end, before the table request, the table request, after it] (ms from its start), and the reader's CPU ms meanwhile. */
     type Read = [number, number, number, number, number, number, number, number, number, number];
     type Loaded = { reads: Read[]; errors: Record<string, number>; stats: any; events: [number, string, number][] };
     const durationMs = BEFORE_MS + OUTAGE_MS + AFTER_MS;
 
+    // OUTAGE_SETTLE_S: wait this long after the fleets started (starting 100 processes loads 2 cores for a while).
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const loadAtLoad = os.loadavg();
+    const cpuAtLoad = cpuTimes();
     const loads = [...tiered, ...plain].map((p) => p.call<Loaded>({ op: 'load', ids, durationMs, pauseMs: PAUSE_MS }));
     await new Promise((resolve) => setTimeout(resolve, BEFORE_MS));
     const downAt = Date.now();
@@ -342,9 +373,10 @@ async function main(): Promise<void> {
     const loaded = await Promise.all(loads);
     const answeredAt = await answering;
     const loadAtEnd = os.loadavg();
+    const busy = cpuTimes(cpuAtLoad);
     const [tieredProxy, plainProxy] = (await proxies.collect()).map((log) => ({ ...log, reads: log.reads.map((r) => r.at) }));
-    const tieredLoads = loaded.slice(0, READERS);
-    const plainLoads = loaded.slice(READERS);
+    const tieredLoads = loaded.slice(0, tiered.length);
+    const plainLoads = loaded.slice(tiered.length);
 
     const window = (ls: Loaded[], from: number, to: number) => ls.flatMap((l) => l.reads.filter(([at]) => at >= from && at < to));
     const row = (label: string, rows: Read[]) => {
@@ -370,7 +402,7 @@ async function main(): Promise<void> {
     for (let t = upAt; t < upAt + 3000; t += 250) bins.push(String(tieredProxy.reads.filter((r) => r >= t && r < t + 250).length));
 
     const out: string[] = [];
-    out.push(`### The cache ${MODE === 'kill' ? 'SIGKILLed, then restarted empty' : 'SIGSTOPped (a silent host), then SIGCONTed'} after ${s(upAt - downAt)}: ${READERS} + ${READERS} reader processes × ${PROMPTS} prompts`, '');
+    out.push(`### The cache ${MODE === 'kill' ? 'SIGKILLed, then restarted empty' : 'SIGSTOPped (a silent host), then SIGCONTed'} after ${s(upAt - downAt)}: ${READERS} + ${PLAIN_READERS} reader processes × ${PROMPTS} prompts`, '');
     out.push(`Each read drops the prompt's in-process copy first (\`invalidate(id)\`), so every read goes past memory; rounds every ${PAUSE_MS} ms; both fleets read at the same time, default settings${MEMO_TABLE ? '; the table answered from the proxies\' memory after each read\'s first (`OUTAGE_TABLE=memo`)' : ''}.`, '');
     out.push('| window | reads | failed | served from the L2 | p50 | p99 | max | p99 ÷ L2 off p99 |', '|---|---:|---:|---:|---:|---:|---:|---:|');
     // The breaker's steady state: each tiered reader's outage reads after its first (which meets the silent or dead
@@ -430,6 +462,14 @@ async function main(): Promise<void> {
     for (const [m, n] of errors) out.push(`- ${n} × ${m}`);
     out.push('', '| after the cache is back | p50 | p99 | max | readers not back on the L2 |', '|---|---:|---:|---:|---:|');
     out.push(`| time until a reader's L2 hits resume | ${s(pct(resumed, 0.5))} | ${s(pct(resumed, 0.99))} | ${s(resumed.length ? Math.max(...resumed) : undefined)} | ${resume.length - resumed.length} of ${READERS} (within ${s(AFTER_MS)}) |`);
+    // When each reader's breaker closed (its probe answered: its next read goes to the L2), which does not wait for
+    // the reader's next round as the first hit does. A probe answered during a restart (the new server answers a PING
+    // before the harness has given it its slots) counts as at the return, and the row says how many.
+    const closed = tieredLoads.map((l) => l.events.find(([at, what]) => what === 'probe:ok' && at >= downAt)?.[0]);
+    const closedAt = closed.filter((at): at is number => at !== undefined);
+    const closedAfter = closedAt.map((at) => Math.max(0, at - upAt));
+    const early = closedAt.filter((at) => at < upAt).length;
+    out.push(`| time until a reader's breaker closes (its probe answered) | ${s(pct(closedAfter, 0.5))} | ${s(pct(closedAfter, 0.99))} | ${s(closedAfter.length ? Math.max(...closedAfter) : undefined)} | ${READERS - closedAt.length} of ${READERS}${early ? ` (${early} closed during the restart, counted as 0)` : ''} |`);
     if (MODE === 'stop') {
       // From the moment the cache answered a new connection again (the harness's, opened at the return).
       const answered = answeredAt === undefined ? undefined : answeredAt - upAt;
@@ -438,7 +478,7 @@ async function main(): Promise<void> {
     }
     out.push('', `Table reads/s of the tiered fleet: before the outage ${rate(tieredProxy.reads, downAt - 3000, downAt).toFixed(0)}, during ${rate(tieredProxy.reads, downAt, upAt).toFixed(0)}, 0–1 s after the return ${rate(tieredProxy.reads, upAt, upAt + 1000).toFixed(0)}, 1–2 s ${rate(tieredProxy.reads, upAt + 1000, upAt + 2000).toFixed(0)}, 2–5 s ${rate(tieredProxy.reads, upAt + 2000, upAt + 5000).toFixed(0)}; per 250 ms after the return: ${bins.join(', ')}. (L2 off fleet, during: ${rate(plainProxy.reads, downAt, upAt).toFixed(0)}/s.)`);
     if (MODE === 'kill') out.push('', `The restart itself took ${s(restartTook)} (counted in the outage window).`);
-    out.push('', `Load average (1/5/15 min) at the start: ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; at the end: ${loadAtEnd.map((l) => l.toFixed(1)).join(' / ')}; ${os.cpus().length} cores${cacheNice === undefined ? '' : `; the cache server at nice ${cacheNice}`}.`);
+    out.push('', `Load average (1/5/15 min) at the start: ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; when the fleets began reading: ${loadAtLoad.map((l) => l.toFixed(1)).join(' / ')}; at the end: ${loadAtEnd.map((l) => l.toFixed(1)).join(' / ')}; the cores busy over the reading ${(100 * busy.busy / busy.total).toFixed(0)} % (${os.cpus().length} cores)${cacheNice === undefined ? '' : `; the cache server at nice ${cacheNice}`}.`);
     console.log(out.join('\n'));
   } finally {
     polling = false;
