@@ -61,7 +61,7 @@ export interface ValkeyConfig {
    * @default false
    */
   readonly breaker?: boolean;
-  /** Deadline of a probe's `PING` (and of the connection it opens, at least `connectTimeoutMs`). @default 250 (a connection slower than that is of no use to a reader), at most `connectTimeoutMs` */
+  /** Deadline of a probe's `PING` (a connection the probe opens has a reconnection's deadline, `reconnectTimeoutMs`). @default 250 (a connection slower than that is of no use to a reader), at most `connectTimeoutMs` */
   readonly probeTimeoutMs?: number;
   /** Connection errors (counted, never thrown). */
   readonly onError?: (err: unknown) => void;
