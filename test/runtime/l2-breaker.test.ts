@@ -85,6 +85,63 @@ test('the cache gone (its host silent): one call waits for the L2 timeout, every
   expect(after.slice(-10).every((c) => c.ok)).toBe(true);
 });
 
+/**
+ * A reader that logs in (as every ElastiCache reader does, with its IAM token), connected through a proxy and served:
+ * its connections are made when the cache answers.
+ */
+async function loggedInReader(): Promise<{ p: BlackholeProxy; l2: ValkeyL2 }> {
+  const admin = createClient({ url: server.url, socket: { reconnectStrategy: false } });
+  await admin.connect();
+  await admin.sendCommand(['ACL', 'SETUSER', 'reader', 'on', '>pw', '~*', '+@all']);
+  await admin.close();
+  const p = await proxy();
+  const l2 = createValkeyL2({ host: '127.0.0.1', port: p.port, tls: false, cluster: false, connectTimeoutMs: 1000, username: 'reader', password: 'pw' }, 't');
+  closers.push(() => l2.close());
+  await l2.ready();
+  await expect(l2.get('k')).resolves.toBeNull();
+  return { p, l2 };
+}
+
+test('a reader that logs in, whose path to the cache goes silent and heals, is back once the connection attempt stuck on that path reaches its deadline', async () => {
+  // GIVEN a reader that logs in, connected through the proxy
+  const { p, l2 } = await loggedInReader();
+  // WHEN the path goes silent for 3 s (the open connection and every new one: a failover's old address, a route
+  // dropping packets), then new connections are answered again while those made meanwhile stay silent
+  p.slowStart(60_000);
+  p.blackhole();
+  const outage = await readFor(l2, 3000);
+  expect(outage.filter((c) => c.ok)).toEqual([]);
+  p.slowStart(0);
+  const back = Date.now();
+  const after = await readFor(l2, 6000, back);
+  // THEN no call waited meanwhile, and the reader is back once its probe's connection attempt, begun within about
+  // 1 s of the outage's start, reached its deadline (reconnectTimeoutMs, 5 s) and the next probe (0.2–0.6 s later)
+  // connected: within 3.6 s of the path healing, plus slack for a loaded machine. The probe waits on that one
+  // attempt: a cache that wakes answers the attempts queued at it first, and more of them made its wake slower
+  // (docs/RELIABILITY.md).
+  const first = after.find((c) => c.ok);
+  expect(first).toBeDefined();
+  expect(first!.at).toBeLessThan(5000);
+  expect(after.filter((c) => c.waited)).toEqual([]);
+  expect(after.slice(-10).every((c) => c.ok)).toBe(true);
+});
+
+test('a reader whose new connections take longer than connectTimeoutMs to be answered (a loaded cache or reader) is let finish one, and is back', async () => {
+  // GIVEN a reader that logs in, connected through the proxy
+  const { p, l2 } = await loggedInReader();
+  // WHEN its connection is black-holed and every new connection is answered only after 2 s (its login included)
+  p.slowStart(2000);
+  p.blackhole();
+  const calls = await readFor(l2, 5500);
+  // THEN the probe's attempt is let run past connectTimeoutMs (up to reconnectTimeoutMs) and the reader is back on
+  // the cache: the attempt begins by 0.9 s and is answered 2 s later. (Cut at connectTimeoutMs and begun again, no
+  // attempt would ever be answered.)
+  const back = calls.find((c) => c.ok && c.at > 0);
+  expect(back).toBeDefined();
+  expect(back!.at).toBeLessThan(4500);
+  expect(calls.slice(-10).every((c) => c.ok)).toBe(true);
+});
+
 test('four readers whose connections the network black-holes are all back on the cache within the keep-alive bound', async () => {
   // GIVEN four readers connected through the proxy and reading
   const p = await proxy();
