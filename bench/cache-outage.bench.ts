@@ -7,10 +7,10 @@
  *
  * Two fleets of `readers` processes read at the same time, each in a loop: every round drops the in-process copy of
  * each prompt (`invalidate(id)`) and reads it again, so every read goes past memory (to the L2, or the table), then
- * pauses 100 ms (`OUTAGE_PAUSE_MS`). One fleet has the cache tier (default settings), the other the L2 off (the Directory stack's reader,
- * the same bundle). Each fleet reads the table through its own counting proxy. After a few seconds the cache is
- * SIGKILLed and restarted `outageSeconds` later (`kill`: an empty cache comes back), or SIGSTOPped and SIGCONTed
- * (`stop`: a silent host, whose connections stay open, comes back with its data).
+ * pauses 100 ms (`OUTAGE_PAUSE_MS`). One fleet has the cache tier (default settings), the other the L2 off (the
+ * Directory stack's reader, the same bundle). Each fleet reads the table through its own counting proxy. After a few
+ * seconds the cache is SIGKILLed and restarted `outageSeconds` later (`kill`: an empty cache comes back), or
+ * SIGSTOPped and SIGCONTed (`stop`: a silent host, whose connections stay open, comes back with its data).
  *
  * Prints: read latency p50/p99 during the outage for both fleets (the goal: the tiered fleet's p99 ≤ 1.2× the L2-off
  * fleet's, 0 failed), where the slowest 1 % of outage reads spent their time (the read's L2 calls, waits before its
@@ -31,8 +31,8 @@
  * has the first two readers of each fleet write a CPU profile of their load into `dir`. `OUTAGE_TABLE=memo` answers
  * repeated table reads from the proxies' memory (see {@link MEMO_TABLE}). `OUTAGE_CACHE_NICE=-15` runs the cache server at
  * that nice value (as root), as the table's stand-in runs: a cache on hosts of its own, not at its turn among the fleets.
- * `OUTAGE_PLAIN_READERS` sets the L2-off fleet's size (default: `readers`). `OUTAGE_SETTLE_S` waits that long between starting the fleets and their reading; the report gives the share of the
- * cores busy over the reading.
+ * `OUTAGE_PLAIN_READERS` sets the L2-off fleet's size (default: `readers`). `OUTAGE_SETTLE_S` waits that long
+ * between starting the fleets and their reading; the report gives the share of the cores busy over the reading.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -203,6 +203,8 @@ export const handler = async (event) => {
 const PLAIN_READERS = Number(process.env.OUTAGE_PLAIN_READERS ?? READERS);
 /** `OUTAGE_SETTLE_S`: seconds between the fleets' start and their reading (default 0). */
 const SETTLE_MS = Number(process.env.OUTAGE_SETTLE_S ?? 0) * 1000;
+if (!Number.isInteger(PLAIN_READERS) || PLAIN_READERS < 0) throw new Error(`OUTAGE_PLAIN_READERS must be a whole number of processes (got ${process.env.OUTAGE_PLAIN_READERS})`);
+if (!(SETTLE_MS >= 0)) throw new Error(`OUTAGE_SETTLE_S must be a number of seconds (got ${process.env.OUTAGE_SETTLE_S})`);
 
 /** The machine's CPU time (ms, all cores) busy and in total, since `since` when given. */
 function cpuTimes(since?: { busy: number; total: number }): { busy: number; total: number } {
